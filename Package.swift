@@ -1,0 +1,64 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+/// Every target: Swift 6 language mode, warnings are errors.
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .treatAllWarnings(as: .error),
+]
+
+let package = Package(
+    name: "felica",
+    products: [
+        .library(name: "FeliCa", targets: ["FeliCa"]),
+        .library(name: "FeliCaCards", targets: ["FeliCaCards"]),
+        .library(name: "FeliCaTrace", targets: ["FeliCaTrace"]),
+        .library(name: "FeliCaSimulation", targets: ["FeliCaSimulation"]),
+        .library(name: "FeliCaScheduling", targets: ["FeliCaScheduling"]),
+        .library(name: "FeliCaLibNFC", targets: ["FeliCaLibNFC"]),
+        .library(name: "FeliCaPCSC", targets: ["FeliCaPCSC"]),
+        .executable(name: "felica", targets: ["felica"]),
+        .executable(name: "felica-sim", targets: ["felica-sim"]),
+    ],
+    targets: [
+        // Pure codec, card session and the Transport protocol: no Foundation, no I/O.
+        .target(name: "FeliCa", swiftSettings: strict),
+        // Small ordered JSON value type, parser (errors carry a JSON path) and printer.
+        .target(name: "FeliCaJSON", swiftSettings: strict),
+        .target(name: "FeliCaCards", dependencies: ["FeliCa"], swiftSettings: strict),
+        .target(name: "FeliCaTrace", dependencies: ["FeliCa", "FeliCaJSON"], swiftSettings: strict),
+        .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaJSON"], swiftSettings: strict),
+        .target(name: "FeliCaScheduling", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaJSON"], swiftSettings: strict),
+        .systemLibrary(
+            name: "CLibNFC", pkgConfig: "libnfc",
+            providers: [.apt(["libnfc-dev"])]),
+        .target(name: "FeliCaLibNFC", dependencies: ["FeliCa", "CLibNFC"], swiftSettings: strict),
+        .systemLibrary(
+            name: "CPCSCLite", pkgConfig: "libpcsclite",
+            providers: [.apt(["libpcsclite-dev"])]),
+        .target(name: "FeliCaPCSC", dependencies: ["FeliCa", "CPCSCLite"], swiftSettings: strict),
+        .target(
+            name: "FeliCaCLI",
+            dependencies: [
+                "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaTrace", "FeliCaSimulation",
+                "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC",
+            ],
+            swiftSettings: strict),
+        .executableTarget(name: "felica", dependencies: ["FeliCaCLI"], swiftSettings: strict),
+        .executableTarget(name: "felica-sim", dependencies: ["FeliCaCLI"], swiftSettings: strict),
+        .executableTarget(
+            name: "Benchmarks",
+            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI"],
+            path: "Benchmarks", swiftSettings: strict),
+
+        .testTarget(name: "FeliCaTests", dependencies: ["FeliCa"], swiftSettings: strict),
+        .testTarget(name: "FeliCaJSONTests", dependencies: ["FeliCaJSON"], swiftSettings: strict),
+        .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation"], swiftSettings: strict),
+        .testTarget(name: "FeliCaCardsTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation"], swiftSettings: strict),
+        .testTarget(name: "FeliCaTraceTests", dependencies: ["FeliCa", "FeliCaTrace", "FeliCaSimulation", "FeliCaCards"], swiftSettings: strict),
+        .testTarget(name: "FeliCaSchedulingTests", dependencies: ["FeliCa", "FeliCaScheduling", "FeliCaSimulation"], swiftSettings: strict),
+        .testTarget(name: "FeliCaLibNFCTests", dependencies: ["FeliCa", "FeliCaLibNFC", "FeliCaSimulation"], swiftSettings: strict),
+        .testTarget(name: "FeliCaPCSCTests", dependencies: ["FeliCa", "FeliCaPCSC", "FeliCaSimulation"], swiftSettings: strict),
+        .testTarget(name: "FeliCaCLITests", dependencies: ["FeliCaCLI", "FeliCa", "FeliCaSimulation"], swiftSettings: strict),
+    ]
+)

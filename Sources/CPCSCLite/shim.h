@@ -1,0 +1,10 @@
+#ifndef FELICA_CPCSCLITE_SHIM_H
+#define FELICA_CPCSCLITE_SHIM_H
+#include <winscard.h>
+#include <reader.h>
+
+/// `SCARD_PCI_T0` is a macro over a global; Swift cannot import it directly.
+static inline const SCARD_IO_REQUEST *felica_pci_t0(void) { return SCARD_PCI_T0; }
+/// `SCARD_PCI_T1` is a macro over a global; Swift cannot import it directly.
+static inline const SCARD_IO_REQUEST *felica_pci_t1(void) { return SCARD_PCI_T1; }
+#endif

@@ -1,0 +1,286 @@
+/// Talks to a card over any ``Transport``: polling, system and service enumeration,
+/// batched reads, writes. Timeouts come from the card's PMm plus the transport's latency;
+/// only commands that are safe to repeat are retried.
+public actor CardSession {
+    /// Tuning knobs; the defaults suit every reader the project knows.
+    public struct Options: Sendable {
+        /// Extra attempts for repeatable commands after a timeout or transmission error.
+        public var retries: Int = 2
+        /// Lower bound of any command timeout: some cards advertise values that are too short.
+        public var timeoutFloor: Duration = .milliseconds(2)
+        /// Time slots used when polling.
+        public var timeSlot: TimeSlot = .one
+        /// System codes tried one by one when a card does not answer Request System Code.
+        public var fallbackSystemCodes: [SystemCode] = [
+            0x0003, 0xFE00, 0x12FC, 0x88B4, 0x8008, 0x8005, 0x80DE, 0x8592, 0x865E, 0x86A7, 0x927A, 0x8B61,
+        ]
+        public init() {}
+    }
+
+    public nonisolated let transport: any Transport
+    public let options: Options
+
+    /// Exchanges sent so far (retries included).
+    public private(set) var exchangeCount = 0
+    /// Read limits learned from cards that refused a batch (SF2 0xA2), by IDm.
+    private var learnedReadLimit: [IDm: Int] = [:]
+
+    public init(transport: any Transport, options: Options = Options()) {
+        self.transport = transport
+        self.options = options
+    }
+
+    // MARK: - Exchange
+
+    /// Sends a raw packet with the given timeout, counting it. No retries.
+    public func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
+        exchangeCount += 1
+        return try await transport.exchange(packet, timeout: timeout)
+    }
+
+    private func timeout(_ pmm: PMm, _ kind: ResponseTimeKind, units: Int) -> Duration {
+        max(pmm.maximumResponseTime(for: kind, units: units), options.timeoutFloor) + transport.linkLatency
+    }
+
+    /// Exchange with retries for a command that is safe to repeat.
+    private func repeatable(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
+        var attempt = 0
+        while true {
+            do {
+                return try await exchange(packet, timeout: timeout)
+            } catch where (error.code == .timeout || error.code == .transmission) && attempt < options.retries {
+                attempt += 1
+            }
+        }
+    }
+
+    // MARK: - Polling and systems
+
+    /// Polls for `systemCode` (per-byte `FF` wildcards allowed). Returns nil when no card answers.
+    public func poll(systemCode: SystemCode = .wildcard, requestCode: PollingRequestCode = .systemCode, timeSlot: TimeSlot? = nil) async throws(FeliCaError) -> PollingResponse? {
+        let slots = timeSlot ?? options.timeSlot
+        let command = PollingCommand(systemCode: systemCode, requestCode: requestCode, timeSlot: slots)
+        let wait = AirTiming.pollingWindow(slots: slots.slots) + AirTiming.airTime(packetLength: 20) + options.timeoutFloor + transport.linkLatency
+        let reply: [UInt8]
+        do {
+            reply = try await exchange(command.encode(), timeout: wait)
+        } catch where error.code == .timeout {
+            return nil
+        }
+        return try PollingResponse.decode(reply[...])
+    }
+
+    /// Polls with the wildcard and returns the card's first system; throws `.noCard` when none answers.
+    public func detect() async throws(FeliCaError) -> Target {
+        guard let r = try await poll(systemCode: .wildcard, requestCode: .systemCode) else {
+            throw FeliCaError(.noCard, "no card answered Polling on \(transport.name): place a card on the reader")
+        }
+        return Target(idm: r.idm, pmm: r.pmm, systemCode: r.systemCode)
+    }
+
+    /// Polls one system and returns it addressed by its own IDm, or nil when the card lacks it.
+    public func select(_ system: SystemCode) async throws(FeliCaError) -> Target? {
+        guard let r = try await poll(systemCode: system, requestCode: .systemCode) else { return nil }
+        return Target(idm: r.idm, pmm: r.pmm, systemCode: r.systemCode ?? (system.isWildcard ? nil : system))
+    }
+
+    /// Every system on the card: Request System Code, or, when the card does not answer it,
+    /// Polling each code of ``Options/fallbackSystemCodes``.
+    public func systemCodes(of target: Target) async throws(FeliCaError) -> [SystemCode] {
+        let command = RequestSystemCodeCommand(idm: target.idm)
+        do {
+            let reply = try await repeatable(command.encode(), timeout: timeout(target.pmm, .fixed, units: 0))
+            return try RequestSystemCodeResponse.decode(reply[...], expecting: target.idm).systemCodes
+        } catch where error.code == .timeout || error.code == .unsupported {
+            var found: [SystemCode] = []
+            for code in options.fallbackSystemCodes {
+                if try await poll(systemCode: code, requestCode: .systemCode) != nil { found.append(code) }
+            }
+            if let own = target.systemCode, !found.contains(own) { found.insert(own, at: 0) }
+            return found
+        }
+    }
+
+    // MARK: - Nodes
+
+    /// Areas and services of the system, in the card's order (Search Service Code until `FFFF`).
+    public func nodes(of target: Target) async throws(FeliCaError) -> [Node] {
+        var out: [Node] = []
+        let t = timeout(target.pmm, .fixed, units: 0)
+        for index in 0..<0xFFFF {
+            let command = SearchServiceCodeCommand(idm: target.idm, index: UInt16(index))
+            let reply = try await repeatable(command.encode(), timeout: t)
+            guard let node = try SearchServiceCodeResponse.decode(reply[...], expecting: target.idm).node else { break }
+            out.append(node)
+        }
+        return out
+    }
+
+    /// Key versions of `nodes` (nil = the card lacks the node), 32 nodes per exchange.
+    public func keyVersions(of nodes: [NodeCode], in target: Target) async throws(FeliCaError) -> [UInt16?] {
+        var out: [UInt16?] = []
+        out.reserveCapacity(nodes.count)
+        var start = 0
+        while start < nodes.count {
+            let chunk = Array(nodes[start..<min(start + RequestServiceCommand.maximumNodes, nodes.count)])
+            let command = try RequestServiceCommand(idm: target.idm, nodes: chunk)
+            let reply = try await repeatable(command.encode(), timeout: timeout(target.pmm, .requestService, units: chunk.count))
+            let r = try RequestServiceResponse.decode(reply[...], expecting: target.idm)
+            guard r.keyVersions.count == chunk.count else {
+                throw FeliCaError(.invalidField, "Request Service response: \(r.keyVersions.count) key versions for \(chunk.count) nodes")
+            }
+            out += r.keyVersions
+            start += chunk.count
+        }
+        return out
+    }
+
+    /// Blocks assigned to each node (Request Block Information), 32 nodes per exchange.
+    public func blockCounts(of nodes: [NodeCode], in target: Target) async throws(FeliCaError) -> [Int] {
+        var out: [Int] = []
+        var start = 0
+        while start < nodes.count {
+            let chunk = Array(nodes[start..<min(start + 32, nodes.count)])
+            let command = try RequestBlockInformationCommand(idm: target.idm, nodes: chunk)
+            let reply = try await repeatable(command.encode(), timeout: timeout(target.pmm, .other, units: 0))
+            let r = try RequestBlockInformationResponse.decode(reply[...], expecting: target.idm)
+            guard r.blockCounts.count == chunk.count else {
+                throw FeliCaError(.invalidField, "Request Block Information response: \(r.blockCounts.count) counts for \(chunk.count) nodes")
+            }
+            out += r.blockCounts.map(Int.init)
+            start += chunk.count
+        }
+        return out
+    }
+
+    // MARK: - Reading
+
+    /// Blocks this session sends per Read Without Encryption to `target` right now:
+    /// the IC's known limit, or what the card taught us, or the frame limit (15).
+    public func readLimit(for target: Target) -> Int {
+        learnedReadLimit[target.idm] ?? target.pmm.ic.maximumBlocksPerRead ?? ReadWithoutEncryptionCommand.frameBlockLimit
+    }
+
+    /// Reads every requested block in as few commands as the card allows, mixing services
+    /// in one command (up to 16). Returns the blocks of each request, in request order.
+    public func read(_ requests: [BlockRequest], from target: Target) async throws(FeliCaError) -> [[[UInt8]]] {
+        // Flatten to (request, service index, block) and cut into commands.
+        var elements: [(request: Int, service: ServiceCode, block: Int)] = []
+        for (i, r) in requests.enumerated() {
+            for b in r.blocks { elements.append((i, r.service, b)) }
+        }
+        var out: [[[UInt8]]] = requests.map { _ in [] }
+        var start = 0
+        while start < elements.count {
+            let limit = readLimit(for: target)
+            var services: [ServiceCode] = []
+            var list: [BlockListElement] = []
+            var size = 12
+            var end = start
+            while end < elements.count && list.count < limit {
+                let e = elements[end]
+                var index = services.firstIndex(of: e.service)
+                let extra = (index == nil ? 2 : 0) + (e.block <= 0xFF ? 2 : 3)
+                if (index == nil && services.count == 16) || size + extra > 255 { break }
+                if index == nil { services.append(e.service); index = services.count - 1 }
+                list.append(try BlockListElement(serviceIndex: index!, block: e.block))
+                size += extra
+                end += 1
+            }
+            let command = try ReadWithoutEncryptionCommand(idm: target.idm, services: services, blocks: list)
+            let reply = try await repeatable(command.encode(), timeout: timeout(target.pmm, .read, units: list.count))
+            let r = try ReadWithoutEncryptionResponse.decode(reply[...], expecting: target.idm)
+            if r.status.meansTooManyBlocks && list.count > 1 {
+                learnedReadLimit[target.idm] = Self.smallerBatch(than: list.count)
+                continue
+            }
+            guard r.status.isSuccess else {
+                throw Self.readError(r.status, services: services, list: list)
+            }
+            guard r.blockCount == list.count else {
+                throw FeliCaError(.invalidField, "Read Without Encryption response: \(r.blockCount) blocks for \(list.count) requested")
+            }
+            for k in 0..<list.count { out[elements[start + k].request].append(Array(r[block: k])) }
+            start = end
+        }
+        return out
+    }
+
+    /// Reads blocks of one service.
+    public func read(service: ServiceCode, blocks: Range<Int>, from target: Target) async throws(FeliCaError) -> [[UInt8]] {
+        try await read([BlockRequest(service: service, blocks: blocks)], from: target)[0]
+    }
+
+    /// Batch sizes tried after a card refuses one as too large.
+    static func smallerBatch(than n: Int) -> Int {
+        [12, 8, 6, 4, 2, 1].first { $0 < n } ?? 1
+    }
+
+    static func readError(_ sf: StatusFlags, services: [ServiceCode], list: [BlockListElement]) -> FeliCaError {
+        let names = services.map(\.description).joined(separator: ",")
+        if sf.meansKeyRequired {
+            return FeliCaError(.status, "service [\(names)] needs a key (the card refused reading without encryption: \(sf))", statusFlags: sf)
+        }
+        return FeliCaError(.status, "reading service [\(names)] failed: \(sf)", statusFlags: sf)
+    }
+
+    // MARK: - Writing
+
+    /// Writes blocks of one service. Never retried: when the card does not answer, the
+    /// error is `.ambiguousWrite` — the data may or may not be stored.
+    public func write(service: ServiceCode, blocks: [(block: Int, data: [UInt8])], to target: Target) async throws(FeliCaError) {
+        var list: [BlockListElement] = []
+        var data: [UInt8] = []
+        for b in blocks {
+            guard b.data.count == 16 else {
+                throw FeliCaError(.invalidArgument, "write: block \(b.block) has \(b.data.count) bytes, a block is 16")
+            }
+            list.append(try BlockListElement(serviceIndex: 0, block: b.block))
+            data += b.data
+        }
+        let command = try WriteWithoutEncryptionCommand(idm: target.idm, services: [service], blocks: list, data: data)
+        let reply: [UInt8]
+        do {
+            reply = try await exchange(command.encode(), timeout: timeout(target.pmm, .write, units: list.count))
+        } catch where error.code == .timeout || error.code == .transmission || error.code == .cardGone || error.code == .readerGone {
+            throw FeliCaError(.ambiguousWrite, "write to service \(service) got no reply (\(error.reason)): the card may or may not have stored it; read the blocks back before writing again")
+        }
+        let r: WriteWithoutEncryptionResponse
+        do {
+            r = try WriteWithoutEncryptionResponse.decode(reply[...], expecting: target.idm)
+        } catch {
+            throw FeliCaError(.ambiguousWrite, "write to service \(service) got a garbled reply (\(error.reason)): the card may or may not have stored it; read the blocks back before writing again")
+        }
+        guard r.status.isSuccess else {
+            throw FeliCaError(.status, "writing service \(service) failed: \(r.status)", statusFlags: r.status)
+        }
+    }
+
+    // MARK: - Presence, version, reset
+
+    /// Whether the system still answers (Request Response).
+    public func isPresent(_ target: Target) async throws(FeliCaError) -> Bool {
+        let command = RequestResponseCommand(idm: target.idm)
+        do {
+            let reply = try await exchange(command.encode(), timeout: timeout(target.pmm, .fixed, units: 0))
+            _ = try RequestResponseResponse.decode(reply[...], expecting: target.idm)
+            return true
+        } catch where error.code == .timeout || error.code == .cardGone || error.code == .transmission {
+            return false
+        }
+    }
+
+    /// Request Specification Version.
+    public func specificationVersion(of target: Target) async throws(FeliCaError) -> RequestSpecificationVersionResponse {
+        let command = RequestSpecificationVersionCommand(idm: target.idm)
+        let reply = try await repeatable(command.encode(), timeout: timeout(target.pmm, .other, units: 0))
+        return try RequestSpecificationVersionResponse.decode(reply[...], expecting: target.idm)
+    }
+
+    /// Reset Mode (returns the card to mode 0).
+    public func resetMode(_ target: Target) async throws(FeliCaError) -> StatusFlags {
+        let command = ResetModeCommand(idm: target.idm)
+        let reply = try await repeatable(command.encode(), timeout: timeout(target.pmm, .other, units: 0))
+        return try ResetModeResponse.decode(reply[...], expecting: target.idm).status
+    }
+}

@@ -1,0 +1,96 @@
+/// What a Polling request asks the card to append to its reply.
+public enum PollingRequestCode: UInt8, Sendable, CaseIterable {
+    /// No request data.
+    case none = 0
+    /// Append the system code.
+    case systemCode = 1
+    /// Append communication performance (supported bit rates).
+    case communicationPerformance = 2
+}
+
+/// Number of Polling time slots minus one: 0, 1, 3, 7 or 15.
+public struct TimeSlot: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) throws(FeliCaError) {
+        guard [0, 1, 3, 7, 15].contains(rawValue) else {
+            throw FeliCaError(.invalidField, "time slot number \(rawValue) is not one of 0, 1, 3, 7, 15")
+        }
+        self.rawValue = rawValue
+    }
+    private init(unchecked v: UInt8) { rawValue = v }
+    public static let one = TimeSlot(unchecked: 0)
+    public static let two = TimeSlot(unchecked: 1)
+    public static let four = TimeSlot(unchecked: 3)
+    public static let eight = TimeSlot(unchecked: 7)
+    public static let sixteen = TimeSlot(unchecked: 15)
+    public var slots: Int { Int(rawValue) + 1 }
+    public var description: String { "\(slots) slot\(slots == 1 ? "" : "s")" }
+}
+
+/// Polling command: `LEN 00 SC(2, BE) RC TSN` (no IDm).
+public struct PollingCommand: Hashable, Sendable {
+    public var systemCode: SystemCode
+    public var requestCode: PollingRequestCode
+    public var timeSlot: TimeSlot
+
+    public init(systemCode: SystemCode = .wildcard, requestCode: PollingRequestCode = .systemCode, timeSlot: TimeSlot = .one) {
+        self.systemCode = systemCode
+        self.requestCode = requestCode
+        self.timeSlot = timeSlot
+    }
+
+    public func encode() -> [UInt8] {
+        var w = FrameWriter(code: CommandCode.polling.rawValue, capacity: 6)
+        w.append(systemCode.rawValue, .bigEndian)
+        w.append(requestCode.rawValue)
+        w.append(timeSlot.rawValue)
+        return w.finish()
+    }
+
+    public static func decode(_ packet: ArraySlice<UInt8>) throws(FeliCaError) -> PollingCommand {
+        var r = try openFrame(packet, code: CommandCode.polling.rawValue, frame: "Polling command")
+        let sc = SystemCode(try r.readUInt16(.bigEndian, "system code"))
+        let rcRaw = try r.readUInt8("request code")
+        guard let rc = PollingRequestCode(rawValue: rcRaw) else {
+            throw FeliCaError(.invalidField, "Polling command: request code \(rcRaw) is not 0, 1 or 2")
+        }
+        let ts = try TimeSlot(rawValue: try r.readUInt8("time slot number"))
+        try r.finish()
+        return PollingCommand(systemCode: sc, requestCode: rc, timeSlot: ts)
+    }
+}
+
+/// Polling response: `LEN 01 IDm(8) PMm(8) [RD(2)]`.
+public struct PollingResponse: Hashable, Sendable {
+    public var idm: IDm
+    public var pmm: PMm
+    /// Request data: the system code (RC 1, big-endian) or communication performance (RC 2).
+    public var requestData: UInt16?
+
+    public init(idm: IDm, pmm: PMm, requestData: UInt16? = nil) {
+        self.idm = idm
+        self.pmm = pmm
+        self.requestData = requestData
+    }
+
+    public func encode() -> [UInt8] {
+        var w = FrameWriter(code: CommandCode.polling.responseCode, capacity: 20)
+        w.append(idm.rawValue)
+        w.append(pmm.rawValue)
+        if let rd = requestData { w.append(rd, .bigEndian) }
+        return w.finish()
+    }
+
+    public static func decode(_ packet: ArraySlice<UInt8>) throws(FeliCaError) -> PollingResponse {
+        var r = try openFrame(packet, code: CommandCode.polling.responseCode, frame: "Polling response")
+        let idm = try readIDm(&r)
+        let pmm = PMm(rawValue: try r.readUInt64BigEndian("PMm"))
+        var rd: UInt16? = nil
+        if !r.isAtEnd { rd = try r.readUInt16(.bigEndian, "request data") }
+        try r.finish()
+        return PollingResponse(idm: idm, pmm: pmm, requestData: rd)
+    }
+
+    /// The request data read as a system code (valid when polled with RC 1).
+    public var systemCode: SystemCode? { requestData.map(SystemCode.init(rawValue:)) }
+}

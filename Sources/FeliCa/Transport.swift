@@ -1,0 +1,45 @@
+/// Moves one FeliCa packet to a card and one back: what every backend (libnfc, PC/SC,
+/// virtual card, replay) offers upward.
+///
+/// Packets carry their LEN byte. Polling is a packet too: a backend that polls through
+/// its own mechanism still takes the Polling packet and returns the Polling response.
+/// No answer within `timeout` throws ``FeliCaError/Code/timeout``; a Polling that no card
+/// answers is a timeout as well.
+public protocol Transport: AnyObject, Sendable {
+    /// The device string this transport was opened from (`virtual:suica`).
+    var name: String { get }
+    /// Time the host link adds to every exchange beyond the card's own response time;
+    /// the session adds it to the PMm timeouts.
+    var linkLatency: Duration { get }
+    /// Sends `packet` and returns the card's reply.
+    func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8]
+    /// Releases the device; later exchanges throw.
+    func close() async
+}
+
+/// Air-interface timing facts (FELICA.md, "Polling timing").
+public enum AirTiming {
+    /// Bit rates FeliCa runs at.
+    public enum BitRate: Int, Sendable, CaseIterable {
+        case kbps212 = 212
+        case kbps424 = 424
+    }
+
+    /// Preamble (6), sync (2) and CRC (2) that wrap every packet on the air.
+    public static let framingBytes = 10
+    /// Slot 0 of a Polling reply starts 512×64/fc after the command ends.
+    public static let pollingSlotZero: Duration = .nanoseconds(Int64(512.0 * 64.0 / 13.56e6 * 1e9))
+    /// Each Polling time slot lasts 256×64/fc.
+    public static let pollingSlot: Duration = .nanoseconds(Int64(256.0 * 64.0 / 13.56e6 * 1e9))
+
+    /// Time on the air of a packet (with LEN) of `length` bytes, framing included.
+    public static func airTime(packetLength length: Int, at rate: BitRate = .kbps212) -> Duration {
+        let bits = Double((length + framingBytes) * 8)
+        return .nanoseconds(Int64(bits / Double(rate.rawValue * 1000) * 1e9))
+    }
+
+    /// Longest a Polling with `slots` can wait for a reply after the command ends.
+    public static func pollingWindow(slots: Int) -> Duration {
+        pollingSlotZero + pollingSlot * slots
+    }
+}
