@@ -108,7 +108,7 @@ public enum HistoryEntry: Hashable, Sendable {
 }
 
 /// A service a profile wanted but could not read, and why.
-public struct ServiceIssue: Hashable, Sendable, CustomStringConvertible {
+public struct ServiceIssue: Error, Hashable, Sendable, CustomStringConvertible {
     public enum Problem: Hashable, Sendable {
         /// The card holds the service only behind a key (key version when known).
         case needsKey(keyVersion: UInt16?)
