@@ -184,16 +184,29 @@ public struct CardReader: Sendable {
         subscript(s: ServiceCode) -> UInt16? { readable[s] ?? keyOnly[s] }
     }
 
-    /// The key-protected twin of a readable service: same number, attribute bit 0 clear.
-    static func keyTwin(_ s: ServiceCode) -> ServiceCode { ServiceCode(s.rawValue & ~1) }
+    /// Key-protected twins of a readable service: same number, the attribute with bit 0
+    /// clear (same access, with key) and, for random and cyclic services, also bit 1 clear
+    /// (read-write with key) — the two ways cards hide a layout's data behind a key.
+    static func keyTwins(_ s: ServiceCode) -> [ServiceCode] {
+        let a = ServiceCode(s.rawValue & ~1), b = ServiceCode(s.rawValue & ~3)
+        return a == b ? [a] : [a, b]
+    }
 
-    /// One Request Service (32 nodes per exchange) for the services and their twins.
+    /// One Request Service (32 nodes per exchange) for the services and their twins;
+    /// second twins are left out when they would cost another exchange.
     func probe(_ session: CardSession, _ target: Target, _ services: [ServiceCode]) async throws(FeliCaError) -> Presence {
-        let nodes = services + services.map(Self.keyTwin)
+        var twins = services.map { Array(Self.keyTwins($0).prefix(1)) }
+        if services.count + services.reduce(0, { $0 + Self.keyTwins($1).count }) <= RequestServiceCommand.maximumNodes {
+            twins = services.map(Self.keyTwins)
+        }
+        let nodes = services + twins.flatMap { $0 }
         let versions = try await session.keyVersions(of: nodes, in: target)
         var p = Presence()
+        var k = services.count
         for (i, s) in services.enumerated() {
-            if let kv = versions[i] { p.readable[s] = kv } else if let kv = versions[services.count + i] { p.keyOnly[s] = kv }
+            let mine = versions[k..<(k + twins[i].count)]
+            k += twins[i].count
+            if let kv = versions[i] { p.readable[s] = kv } else if let kv = mine.compactMap({ $0 }).first { p.keyOnly[s] = kv }
         }
         return p
     }
