@@ -55,7 +55,7 @@ public struct CardReader: Sendable {
                 continue
             }
             if isCommon && skipsCommonArea(of: first, systems: systems) {
-                report.notes.append("system \(system) not probed: the chip is a transit-card IC (\(first.pmm.ic)), whose common area holds no e-money purse")
+                report.notes.append("common area \(system) not probed: the chip is a transit-card IC (PMm IC \(Hex.encode([first.pmm.icCode]))), whose common area holds no e-money purse")
                 continue
             }
             let target: Target
