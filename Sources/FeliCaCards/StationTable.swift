@@ -11,7 +11,7 @@
 ///   1 Chubu, 2 Kansai, 3 other).
 /// - `line`, `station`: 0-255, decimal or `0x` hex.
 /// - `name`: the rest of the line (commas allowed; surrounding double quotes removed).
-/// - Blank lines and lines starting with `#` are ignored; a first line starting with
+/// - Blank lines and lines starting with `#` are ignored; a first row starting with
 ///   `area` is taken as a header. A repeated key is an error.
 public struct StationTable: Hashable, Sendable {
     /// Key: area << 16 | line << 8 | station.
@@ -22,6 +22,7 @@ public struct StationTable: Hashable, Sendable {
     /// Parses the CSV text; `source` names the file in errors (`stations.csv:3: ...`).
     public init(csv text: String, source: String = "stations") throws(CardDataError) {
         var lineNumber = 0
+        var sawRow = false
         for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
             lineNumber += 1
             var line = Substring(rawLine)
@@ -29,7 +30,8 @@ public struct StationTable: Hashable, Sendable {
             if lineNumber == 1 && line.hasPrefix("\u{FEFF}") { line = line.dropFirst() }
             let trimmed = line.trimmingSpaces
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
-            if lineNumber == 1 && trimmed.lowercased().hasPrefix("area") { continue }
+            if !sawRow && trimmed.lowercased().hasPrefix("area") { sawRow = true; continue }
+            sawRow = true
             let fields = trimmed.split(separator: ",", maxSplits: 3, omittingEmptySubsequences: false)
             func fail(_ why: String) -> CardDataError {
                 CardDataError(.badTable, "\(source):\(lineNumber): \(why) (expected area,line,station,name)")
