@@ -1,6 +1,7 @@
 import Dispatch
 import FeliCa
 import FeliCaCards
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,11 +39,14 @@ struct WatchCommand: CLICommand {
     func run(_ console: Console) async throws -> Int32 {
         let session = try await CardContext.session(args, console: console)
         let json = args.flag("json"), limit = count
+        // Handlers first: a signal that arrives before the loop starts still ends it.
+        let stopper = Stopper()
+        let signals = Self.onInterrupt { stopper.stop() }
+        defer { for s in signals { s.cancel() } }
         let task = Task { () async throws -> Void in
             try await Self.loop(session, json: json, limit: limit, console: console)
         }
-        let signals = Self.onInterrupt { task.cancel() }
-        defer { for s in signals { s.cancel() } }
+        stopper.set(task)
         do {
             try await task.value
         } catch is CancellationError {
@@ -54,6 +58,20 @@ struct WatchCommand: CLICommand {
         console.endProgress()
         await session.transport.close()
         return ExitCode.ok
+    }
+
+    /// Cancels the watch loop once it exists, or as soon as it is handed over.
+    final class Stopper: Sendable {
+        private let state = Mutex<(task: Task<Void, any Error>?, stopped: Bool)>((nil, false))
+
+        func set(_ task: Task<Void, any Error>) {
+            let stopped = state.withLock { s in s.task = task; return s.stopped }
+            if stopped { task.cancel() }
+        }
+
+        func stop() {
+            state.withLock { s in s.stopped = true; return s.task }?.cancel()
+        }
     }
 
     /// Routes SIGINT and SIGTERM to `handler` instead of killing the process.
