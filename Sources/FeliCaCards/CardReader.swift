@@ -112,7 +112,10 @@ public struct CardReader: Sendable {
                                     gateLog: got.count > 2 ? got[2].blocks : nil,
                                     pendingEntry: got.count > 3 ? got[3].blocks : nil,
                                     includeHistory: depth == .history, stations: stations)
-        purse.issues = got.compactMap(\.issue) + purse.issues
+        // The gate log and pending entry are extras some regional cards lack: their
+        // absence is not worth a warning; a key on them still is.
+        let optional: Set<ServiceCode> = [TransitIC.gateLogService, TransitIC.pendingEntryService]
+        purse.issues = got.compactMap(\.issue).filter { !($0.problem == .absent && optional.contains($0.service)) } + purse.issues
         return purse
     }
 
