@@ -1,0 +1,322 @@
+import FeliCa
+import Glibc
+import Synchronization
+
+/// A FeliCa reader through libnfc (PN532 boards, PN533 readers, ACR122U): the `libnfc`
+/// and `libnfc:<connstring>` devices.
+///
+/// Polling goes through `nfc_initiator_select_passive_target` and comes back as the
+/// Polling response packet; every other packet goes through
+/// `nfc_initiator_transceive_bytes` whole, LEN included. All libnfc calls run on a thread
+/// of the transport's own.
+///
+/// Timeouts: the chip's RF timeout is set just above what the card needs, the host waits
+/// longer than that, and when the host gives up anyway (or the line garbles a frame) the
+/// device is closed and reopened before the next command, because a reply arriving late
+/// would otherwise be read in place of the next ACK. Cancelling the calling task aborts
+/// the running libnfc call.
+public final class LibNFCTransport: Transport {
+    public let name: String
+    /// A PN532 over a 115200-baud UART spends ~7 ms moving a read and its reply; USB
+    /// readers are faster, so this is the upper figure.
+    public var linkLatency: Duration { .milliseconds(10) }
+    /// The bit rate Polling (and so every later command) uses.
+    public let bitRate: AirTiming.BitRate
+    /// libnfc's name for the device, e.g. `pn532_uart:/dev/pts/3`.
+    public let deviceName: String
+    /// The connection string libnfc opened.
+    public let connectionString: String
+
+    private let thread: DeviceThread
+    private let connection: Connection
+    private let closed = Mutex(false)
+
+    private init(name: String, thread: DeviceThread, connection: Connection, bitRate: AirTiming.BitRate) {
+        self.name = name
+        self.thread = thread
+        self.connection = connection
+        self.bitRate = bitRate
+        deviceName = connection.deviceName
+        connectionString = connection.openedConnstring
+    }
+
+    /// Opens the reader a device string names: `libnfc` (the first one libnfc finds) or
+    /// `libnfc:<connstring>`.
+    public static func open(_ device: String, bitRate: AirTiming.BitRate = .kbps212) async throws(FeliCaError) -> LibNFCTransport {
+        let connstring: String?
+        if device == "libnfc" {
+            connstring = nil
+        } else if device.hasPrefix("libnfc:") {
+            let rest = String(device.dropFirst("libnfc:".count))
+            guard !rest.isEmpty else {
+                throw FeliCaError(.badInput, "device \"\(device)\": nothing after libnfc:, expected a connection string such as libnfc:pn532_uart:/dev/ttyUSB0")
+            }
+            connstring = rest
+        } else {
+            throw FeliCaError(.badInput, "device \"\(device)\" is not a libnfc device (libnfc or libnfc:<connstring>)")
+        }
+        let thread = DeviceThread(name: "libnfc \(connstring ?? "default")")
+        let result = await thread.run { () -> Result<Connection, FeliCaError> in
+            let c = Connection(connstring: connstring, bitRate: bitRate)
+            do throws(FeliCaError) {
+                try c.open()
+                return .success(c)
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch result {
+        case .success(let c): return LibNFCTransport(name: device, thread: thread, connection: c, bitRate: bitRate)
+        case .failure(let e):
+            thread.stop()
+            throw e
+        }
+    }
+
+    public func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
+        guard !closed.withLock({ $0 }) else {
+            throw FeliCaError(.readerGone, "\(name): the device is closed")
+        }
+        if Task.isCancelled { throw FeliCaError(.cancelled, "\(name): cancelled") }
+        let connection = connection
+        let result = await withTaskCancellationHandler {
+            await thread.run { () -> Result<[UInt8], FeliCaError> in
+                do throws(FeliCaError) {
+                    return .success(try connection.exchange(packet, timeout: timeout))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        } onCancel: {
+            connection.abort()
+        }
+        return try result.get()
+    }
+
+    public func close() async {
+        let first = closed.withLock { c -> Bool in
+            defer { c = true }
+            return !c
+        }
+        guard first else { return }
+        let connection = connection
+        await thread.run { connection.close() }
+        thread.stop()
+    }
+
+    deinit {
+        // Backstop for a transport dropped without close(): the thread still owns the handles.
+        if !closed.withLock({ $0 }) {
+            let connection = connection
+            let thread = thread
+            Task.detached {
+                await thread.run { connection.close() }
+                thread.stop()
+            }
+        }
+    }
+}
+
+/// The libnfc context and device of one transport, touched only on its ``DeviceThread``
+/// (``abort()`` excepted, which takes the handle lock).
+final class Connection: @unchecked Sendable {
+    // @unchecked: every member except `handle` is used only on the transport's device
+    // thread; `handle` is a Mutex so that abort() can reach the device from any thread
+    // without racing close().
+    let requested: String?
+    let bitRate: AirTiming.BitRate
+    private var context: OpaquePointer?
+    private let handle = Mutex<DeviceHandle?>(nil)
+    private(set) var deviceName = ""
+    private(set) var openedConnstring = ""
+    /// The chip timeout currently set, nil = libnfc's default (unknown to us).
+    private var chipTimeout: ChipTimeout?
+    /// The last Polling payload, to find the card again after a reset.
+    private var lastPolling: [UInt8]?
+    /// Close and reopen before the next command (after a host timeout or garbled frame).
+    private var needsReset = false
+    /// Select the card again before the next non-Polling command.
+    private var needsSelect = false
+
+    init(connstring: String?, bitRate: AirTiming.BitRate) {
+        requested = connstring
+        self.bitRate = bitRate
+    }
+
+    private var label: String { requested.map { "libnfc:\($0)" } ?? "libnfc" }
+
+    /// The open device, or an error saying it is closed.
+    private func device() throws(FeliCaError) -> OpaquePointer {
+        guard let d = handle.withLock({ $0?.pointer }) else {
+            throw FeliCaError(.readerGone, "\(label): the device is closed")
+        }
+        return d
+    }
+
+    // MARK: - Opening and closing (device thread)
+
+    func open() throws(FeliCaError) {
+        if context == nil {
+            guard let c = LibNFC.initContext() else {
+                throw FeliCaError(.noReader, "libnfc could not start (nfc_init failed: out of memory or a broken libnfc configuration)")
+            }
+            context = c
+        }
+        guard let d = LibNFC.open(context!, requested) else {
+            throw LibNFCDiagnosis.openFailure(requested, context: context!)
+        }
+        handle.withLock { $0 = DeviceHandle(pointer: d) }
+        deviceName = LibNFC.name(d)
+        openedConnstring = LibNFC.connstring(d)
+        chipTimeout = nil
+        var status = LibNFC.initiatorInit(d)
+        if status.isSuccess {
+            // nfc_initiator_init turns infinite select on: a Polling nobody answers would block.
+            status = LibNFC.setInfiniteSelect(d, false)
+        }
+        guard status.isSuccess else {
+            let text = LibNFC.lastErrorText(d)
+            closeDevice()
+            throw FeliCaError(.noReader, "\(label): \(deviceName) opened but would not start as a reader (\(status): \(text)); unplug it and plug it back in")
+        }
+    }
+
+    private func closeDevice() {
+        let d = handle.withLock { h -> OpaquePointer? in
+            defer { h = nil }
+            return h?.pointer
+        }
+        if let d { LibNFC.close(d) }
+    }
+
+    /// Closes device and context, once.
+    func close() {
+        closeDevice()
+        if let c = context {
+            context = nil
+            LibNFC.exitContext(c)
+        }
+    }
+
+    deinit { close() }
+
+    /// Closes and reopens the device: the only reliable way back in step after the host
+    /// gave up on a reply. A late reply can still spoil the first attempt, so try thrice.
+    private func reset() throws(FeliCaError) {
+        closeDevice()
+        var lastError = FeliCaError(.readerGone, "\(label): could not reopen the reader")
+        for attempt in 0..<3 {
+            if attempt > 0 { usleepMilliseconds(100) }
+            do throws(FeliCaError) {
+                try open()
+                needsReset = false
+                needsSelect = lastPolling != nil
+                return
+            } catch {
+                lastError = error
+            }
+        }
+        throw FeliCaError(.readerGone, "\(label): the reader stopped answering and could not be reopened (\(lastError.reason)); check that it is still plugged in")
+    }
+
+    /// Any thread: interrupts the libnfc call in progress.
+    func abort() {
+        handle.withLock { h in
+            if let h { LibNFC.abort(h.pointer) }
+        }
+    }
+
+    // MARK: - Exchanges (device thread)
+
+    func exchange(_ packet: [UInt8], timeout: Duration) throws(FeliCaError) -> [UInt8] {
+        if needsReset { try reset() }
+        if packet.count >= 2 && packet[1] == CommandCode.polling.rawValue {
+            let polling = try PollingCommand.decode(packet[...])
+            let payload = Array(packet.dropFirst())
+            lastPolling = payload
+            needsSelect = false
+            guard let reply = try select(payload) else {
+                throw FeliCaError(.timeout, "\(label): no card answered the Polling for system \(polling.systemCode)")
+            }
+            return reply
+        }
+        if needsSelect, let p = lastPolling {
+            guard try select(p) != nil else {
+                throw FeliCaError(.cardGone, "\(label): the card is no longer on the reader; put it back and run the command again")
+            }
+            needsSelect = false
+        }
+        let d = try device()
+        let wanted = ChipTimeout(atLeast: timeout)
+        if chipTimeout != wanted {
+            let s = LibNFC.setCommunicationTimeout(d, milliseconds: wanted.milliseconds)
+            guard s.isSuccess else { throw failure(s, d, doing: "setting the RF timeout") }
+            chipTimeout = wanted
+        }
+        // The host waits well past the chip's own timeout, so the chip always speaks first.
+        let hostMilliseconds = Int(wanted.duration.components.seconds * 1000) + Int(wanted.duration.components.attoseconds / 1_000_000_000_000_000) + 150
+        switch LibNFC.transceive(d, packet, timeoutMilliseconds: hostMilliseconds) {
+        case .success(let reply):
+            return reply
+        case .failure(let s) where s == .rfTransmission:
+            // The card stayed silent. Is it still there? One Polling tells.
+            if let p = lastPolling, try select(p) == nil {
+                needsSelect = true
+                throw FeliCaError(.cardGone, "\(label): the card left the reader during the exchange; hold it still on the reader and run the command again")
+            }
+            throw FeliCaError(.timeout, "\(label): the card did not answer within \(wanted.duration)")
+        case .failure(let s):
+            throw failure(s, d, doing: "exchanging a packet")
+        }
+    }
+
+    /// Polls through libnfc's select; nil = no card answered.
+    private func select(_ payload: [UInt8]) throws(FeliCaError) -> [UInt8]? {
+        let d = try device()
+        switch LibNFC.selectFeliCa(d, payload: payload, bitRate: bitRate) {
+        case .success(let reply): return reply
+        case .failure(let s): throw failure(s, d, doing: "polling")
+        }
+    }
+
+    /// Turns a libnfc failure into an error in plain words, and schedules the reset the
+    /// device needs afterwards.
+    private func failure(_ status: LibNFCStatus, _ d: OpaquePointer, doing what: String) -> FeliCaError {
+        let text = LibNFC.lastErrorText(d)
+        switch status {
+        case .timeout:
+            needsReset = true
+            return FeliCaError(.timeout, "\(label): the reader did not answer while \(what) (\(status)); it is reset before the next command")
+        case .aborted:
+            needsReset = true
+            return FeliCaError(.cancelled, "\(label): cancelled while \(what)")
+        case .targetReleased:
+            needsSelect = true
+            return FeliCaError(.cardGone, "\(label): the reader lost the card while \(what); put it back and run the command again")
+        case .io, .noSuchDevice:
+            // Either a garbled frame or a reader that is gone: reopening tells them apart.
+            do throws(FeliCaError) {
+                try reset()
+            } catch {
+                return FeliCaError(.readerGone, "\(label): the reader stopped answering while \(what) (\(text)); it was unplugged or lost power — plug it back in and run the command again")
+            }
+            return FeliCaError(.transmission, "\(label): the reader sent a garbled reply while \(what) (\(status): \(text)); the device was reset, run the command again")
+        default:
+            needsReset = true
+            return FeliCaError(.transmission, "\(label): \(what) failed (\(status): \(text))")
+        }
+    }
+}
+
+/// An open `nfc_device *`.
+struct DeviceHandle: @unchecked Sendable {
+    // @unchecked: the pointer is only dereferenced on the device thread, except by
+    // nfc_abort_command, which libnfc made for exactly that and which runs under the
+    // Connection's handle lock so it never meets a closed device.
+    let pointer: OpaquePointer
+}
+
+func usleepMilliseconds(_ ms: Int) {
+    var ts = timespec(tv_sec: ms / 1000, tv_nsec: (ms % 1000) * 1_000_000)
+    nanosleep(&ts, nil)
+}
