@@ -102,3 +102,123 @@ struct LibNFCTransportTests {
         if t.code > 5 { #expect(Duration.microseconds(100 << (t.code - 2)) < .microseconds(Int64(ms * 1000))) }
     }
 }
+
+@Suite("failure paths through real libnfc", .serialized)
+struct LibNFCFailureTests {
+    /// A one-block read of the Suica attribute service, as raw packet.
+    func readPacket(_ idm: IDm) -> [UInt8] {
+        try! ReadWithoutEncryptionCommand(idm: idm, service: 0x008B, blocks: 0..<1).encode()
+    }
+
+    @Test("card removed mid-read: card gone, then works again once it is back")
+    func removal() async throws {
+        let card = try VirtualCard.named("suica")
+        try await withEmulatedReader(card: card) { t, _ in
+            let session = CardSession(transport: t)
+            let target = try await session.detect()
+            card.removeAfter(exchanges: 1)
+            _ = try await session.read(service: 0x008B, blocks: 0..<1, from: target)  // the last one it answers
+            await #expect(throws: FeliCaError(.cardGone, "")) {
+                _ = try await session.read(service: 0x090F, blocks: 0..<4, from: target)
+            }
+            card.isPresent = true
+            let again = try await session.read(service: 0x090F, blocks: 0..<4, from: try await session.detect())
+            #expect(again.count == 4)
+        }
+    }
+
+    @Test("a reply later than the host waits: timeout, the device is reset, the next command works")
+    func lateReply() async throws {
+        let card = try VirtualCard.named("suica")
+        // Exchange 1 = the Polling, 2 = the read that comes late.
+        let options = PN532Emulator.Options(faults: [PN532Fault(.lateReply(.milliseconds(600)), atExchange: 2)])
+        try await withEmulatedReader(card: card, options: options) { t, _ in
+            let polling = try await t.exchange(PollingCommand().encode(), timeout: .milliseconds(10))
+            let idm = try PollingResponse.decode(polling[...]).idm
+            let start = ContinuousClock.now
+            await #expect(throws: FeliCaError.timeout) {
+                _ = try await t.exchange(readPacket(idm), timeout: .milliseconds(40))
+            }
+            #expect(ContinuousClock.now - start < .seconds(1))
+            let reply = try await t.exchange(readPacket(idm), timeout: .milliseconds(40))
+            #expect(try ReadWithoutEncryptionResponse.decode(reply[...], expecting: idm).blocks.count == 1)
+        }
+    }
+
+    @Test("a corrupt frame or a missing ACK: transmission error, the next command works",
+          arguments: [PN532Fault.Kind.corruptChecksum, .dropAck])
+    func garbled(_ kind: PN532Fault.Kind) async throws {
+        let card = try VirtualCard.named("suica")
+        try await withEmulatedReader(card: card, options: .init(faults: [PN532Fault(kind, atExchange: 2)])) { t, _ in
+            let polling = try await t.exchange(PollingCommand().encode(), timeout: .milliseconds(10))
+            let idm = try PollingResponse.decode(polling[...]).idm
+            await #expect(throws: FeliCaError(.transmission, "")) {
+                _ = try await t.exchange(readPacket(idm), timeout: .milliseconds(40))
+            }
+            let reply = try await t.exchange(readPacket(idm), timeout: .milliseconds(40))
+            #expect(try ReadWithoutEncryptionResponse.decode(reply[...], expecting: idm).blocks.count == 1)
+        }
+    }
+
+    @Test("the session's retry rides over one corrupt frame")
+    func sessionRetries() async throws {
+        let card = try VirtualCard.named("suica")
+        try await withEmulatedReader(card: card, options: .init(faults: [PN532Fault(.corruptChecksum, atExchange: 2)])) { t, _ in
+            let session = CardSession(transport: t)
+            let target = try await session.detect()
+            let blocks = try await session.read(service: 0x008B, blocks: 0..<1, from: target)
+            #expect(blocks.count == 1)
+        }
+    }
+
+    @Test("the reader goes away mid-session: reader gone, in plain words")
+    func readerGone() async throws {
+        let server = try PN532Server(card: try VirtualCard.named("suica"))
+        server.start()
+        let t = try await LibNFCTransport.open("libnfc:" + server.connectionString)
+        let polling = try await t.exchange(PollingCommand().encode(), timeout: .milliseconds(10))
+        let idm = try PollingResponse.decode(polling[...]).idm
+        server.stop()
+        do {
+            _ = try await t.exchange(readPacket(idm), timeout: .milliseconds(40))
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.code == .readerGone, "\(error.reason)")
+            #expect(error.reason.contains("plug"), "\(error.reason)")
+        }
+        await t.close()
+    }
+
+    @Test("no reader at the path: says the device does not exist")
+    func noReader() async throws {
+        do {
+            _ = try await LibNFCTransport.open("libnfc:pn532_uart:/dev/felica-no-such-tty")
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.code == .noReader)
+            #expect(error.reason.contains("/dev/felica-no-such-tty does not exist"), "\(error.reason)")
+        }
+    }
+
+    @Test("cancelling the task aborts the libnfc call at once, and the next command works")
+    func cancellation() async throws {
+        let card = try VirtualCard.named("suica")
+        let options = PN532Emulator.Options(faults: [PN532Fault(.lateReply(.seconds(3)), atExchange: 2)])
+        try await withEmulatedReader(card: card, options: options) { t, _ in
+            let polling = try await t.exchange(PollingCommand().encode(), timeout: .milliseconds(10))
+            let idm = try PollingResponse.decode(polling[...]).idm
+            // A chip timeout of 3.28 s keeps libnfc waiting for the late reply.
+            let packet = readPacket(idm)
+            let task = Task { () async throws(FeliCaError) -> [UInt8] in
+                try await t.exchange(packet, timeout: .seconds(4))
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            let start = ContinuousClock.now
+            task.cancel()
+            await #expect(throws: FeliCaError(.cancelled, "")) { _ = try await task.value }
+            #expect(ContinuousClock.now - start < .milliseconds(500))
+            let reply = try await t.exchange(readPacket(idm), timeout: .milliseconds(40))
+            #expect(try ReadWithoutEncryptionResponse.decode(reply[...], expecting: idm).blocks.count == 1)
+        }
+    }
+}
