@@ -173,9 +173,12 @@ struct LibNFCFailureTests {
 
     @Test("the reader goes away mid-session: reader gone, in plain words")
     func readerGone() async throws {
-        let server = try PN532Server(card: try VirtualCard.named("suica"))
+        // Through a link, which goes away with the emulator like /dev/ttyUSB0 with its board
+        // (a bare /dev/pts/N could be handed to another program meanwhile).
+        let link = FileManager.default.temporaryDirectory.appendingPathComponent("felica-pn532-\(getpid())-gone").path
+        let server = try PN532Server(card: try VirtualCard.named("suica"), link: link)
         server.start()
-        let t = try await LibNFCTransport.open("libnfc:" + server.connectionString)
+        let t = try await LibNFCTransport.open("libnfc:pn532_uart:" + link)
         let polling = try await t.exchange(PollingCommand().encode(), timeout: .milliseconds(10))
         let idm = try PollingResponse.decode(polling[...]).idm
         server.stop()
