@@ -7,15 +7,20 @@ enum LibNFC {
     /// libnfc's version string (`nfc_version`).
     static var version: String { String(cString: nfc_version()) }
 
-    /// `nfc_init`: a fresh context (reads libnfc's configuration and environment).
-    static func initContext() -> OpaquePointer? {
+    /// The process's one libnfc context (`nfc_init`), made on first use; nil when libnfc
+    /// could not start.
+    ///
+    /// Never passed to `nfc_exit`: libnfc keeps its driver list in a global that
+    /// `nfc_exit` frees for every context at once, so exiting one context while another
+    /// device opens makes that open fail ("No driver available"). One context living as
+    /// long as the process is the only safe use with several devices or threads.
+    static var context: OpaquePointer? { sharedContext?.pointer }
+
+    private static let sharedContext: ContextHandle? = {
         var context: OpaquePointer? = nil
         nfc_init(&context)
-        return context
-    }
-
-    /// `nfc_exit`.
-    static func exitContext(_ context: OpaquePointer) { nfc_exit(context) }
+        return context.map(ContextHandle.init(pointer:))
+    }()
 
     /// `nfc_open`; nil connection string = the first device libnfc knows.
     static func open(_ context: OpaquePointer, _ connstring: String?) -> OpaquePointer? {
@@ -99,6 +104,13 @@ enum LibNFC {
 
     /// `nfc_strerror`: libnfc's words for the device's last error.
     static func lastErrorText(_ device: OpaquePointer) -> String { String(cString: nfc_strerror(device)) }
+}
+
+/// The `nfc_context *` shared by the process.
+struct ContextHandle: @unchecked Sendable {
+    // @unchecked: libnfc only reads the context after nfc_init (configuration, device list);
+    // it is created once, under Swift's lazy-global initialisation, and never freed.
+    let pointer: OpaquePointer
 }
 
 /// A libnfc return code, named.

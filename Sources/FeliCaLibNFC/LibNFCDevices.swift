@@ -24,8 +24,7 @@ public enum LibNFCDevices {
         let thread = DeviceThread(name: "libnfc list")
         defer { thread.stop() }
         return await thread.run { () -> [LibNFCDeviceInfo] in
-            guard let context = LibNFC.initContext() else { return [] }
-            defer { LibNFC.exitContext(context) }
+            guard let context = LibNFC.context else { return [] }
             return LibNFC.listDevices(context).map { connstring in
                 guard let d = LibNFC.open(context, connstring) else {
                     return LibNFCDeviceInfo(connectionString: connstring, name: nil,

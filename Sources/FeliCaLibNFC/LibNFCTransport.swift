@@ -1,4 +1,5 @@
 import FeliCa
+import Dispatch
 import Glibc
 import Synchronization
 
@@ -125,7 +126,6 @@ final class Connection: @unchecked Sendable {
     // without racing close().
     let requested: String?
     let bitRate: AirTiming.BitRate
-    private var context: OpaquePointer?
     private let handle = Mutex<DeviceHandle?>(nil)
     private(set) var deviceName = ""
     private(set) var openedConnstring = ""
@@ -137,6 +137,9 @@ final class Connection: @unchecked Sendable {
     private var needsReset = false
     /// Select the card again before the next non-Polling command.
     private var needsSelect = false
+    /// The host-side deadline of the exchange in progress: a generation number (so a late
+    /// timer cannot hit a later exchange) and whether it fired.
+    private let watchdog = Mutex<(generation: UInt64, fired: Bool)>((0, false))
 
     init(connstring: String?, bitRate: AirTiming.BitRate) {
         requested = connstring
@@ -156,14 +159,11 @@ final class Connection: @unchecked Sendable {
     // MARK: - Opening and closing (device thread)
 
     func open() throws(FeliCaError) {
-        if context == nil {
-            guard let c = LibNFC.initContext() else {
-                throw FeliCaError(.noReader, "libnfc could not start (nfc_init failed: out of memory or a broken libnfc configuration)")
-            }
-            context = c
+        guard let context = LibNFC.context else {
+            throw FeliCaError(.noReader, "libnfc could not start (nfc_init failed: out of memory or a broken libnfc configuration)")
         }
-        guard let d = LibNFC.open(context!, requested) else {
-            throw LibNFCDiagnosis.openFailure(requested, context: context!)
+        guard let d = LibNFC.open(context, requested) else {
+            throw LibNFCDiagnosis.openFailure(requested, context: context)
         }
         handle.withLock { $0 = DeviceHandle(pointer: d) }
         deviceName = LibNFC.name(d)
@@ -189,24 +189,20 @@ final class Connection: @unchecked Sendable {
         if let d { LibNFC.close(d) }
     }
 
-    /// Closes device and context, once.
+    /// Closes the device, once (the libnfc context is the process's, see ``LibNFC/context``).
     func close() {
         closeDevice()
-        if let c = context {
-            context = nil
-            LibNFC.exitContext(c)
-        }
     }
 
     deinit { close() }
 
     /// Closes and reopens the device: the only reliable way back in step after the host
-    /// gave up on a reply. A late reply can still spoil the first attempt, so try thrice.
+    /// gave up on a reply. A late reply can still spoil an attempt, so try a few times.
     private func reset() throws(FeliCaError) {
         closeDevice()
         var lastError = FeliCaError(.readerGone, "\(label): could not reopen the reader")
-        for attempt in 0..<3 {
-            if attempt > 0 { usleepMilliseconds(100) }
+        for attempt in 0..<4 {
+            if attempt > 0 { usleepMilliseconds(100 * attempt) }
             do throws(FeliCaError) {
                 try open()
                 needsReset = false
@@ -254,8 +250,17 @@ final class Connection: @unchecked Sendable {
             chipTimeout = wanted
         }
         // The host waits well past the chip's own timeout, so the chip always speaks first.
-        let hostMilliseconds = Int(wanted.duration.components.seconds * 1000) + Int(wanted.duration.components.attoseconds / 1_000_000_000_000_000) + 150
-        switch LibNFC.transceive(d, packet, timeoutMilliseconds: hostMilliseconds) {
+        // Should it not, the watchdog aborts the command the PN53x way (libnfc sends an ACK,
+        // which stops the chip) instead of letting libnfc time out and leave a reply on the
+        // line; libnfc's own timeout is only a backstop.
+        let hostWait = wanted.duration + .milliseconds(150)
+        let generation = armWatchdog(after: hostWait)
+        let result = LibNFC.transceive(d, packet, timeoutMilliseconds: milliseconds(hostWait) + 1000)
+        let fired = disarmWatchdog(generation)
+        switch result {
+        case .failure(let s) where s == .aborted && fired:
+            needsReset = true
+            throw FeliCaError(.timeout, "\(label): the reader did not answer within \(hostWait); the command was aborted and the device is reset before the next one")
         case .success(let reply):
             return reply
         case .failure(let s) where s == .rfTransmission:
@@ -267,6 +272,38 @@ final class Connection: @unchecked Sendable {
             throw FeliCaError(.timeout, "\(label): the card did not answer within \(wanted.duration)")
         case .failure(let s):
             throw failure(s, d, doing: "exchanging a packet")
+        }
+    }
+
+    private func milliseconds(_ d: Duration) -> Int {
+        Int(d.components.seconds) * 1000 + Int(d.components.attoseconds / 1_000_000_000_000_000)
+    }
+
+    /// Starts the host-side deadline of one exchange.
+    private func armWatchdog(after wait: Duration) -> UInt64 {
+        let generation = watchdog.withLock { w -> UInt64 in
+            w.generation &+= 1
+            w.fired = false
+            return w.generation
+        }
+        let nanoseconds = UInt64(milliseconds(wait)) * 1_000_000
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
+            let fire = watchdog.withLock { w -> Bool in
+                guard w.generation == generation else { return false }
+                w.fired = true
+                return true
+            }
+            if fire { abort() }
+        }
+        return generation
+    }
+
+    /// Ends the deadline; returns whether it fired.
+    private func disarmWatchdog(_ generation: UInt64) -> Bool {
+        watchdog.withLock { w -> Bool in
+            let fired = w.generation == generation && w.fired
+            w.generation &+= 1
+            return fired
         }
     }
 

@@ -145,6 +145,28 @@ struct LibNFCFailureTests {
         }
     }
 
+    @Test("closing one device does not break another one's reopening (libnfc's nfc_exit frees a global)")
+    func twoDevices() async throws {
+        let options = PN532Emulator.Options(faults: [PN532Fault(.corruptChecksum, atExchange: 2)])
+        let first = try PN532Server(card: try VirtualCard.named("suica"))
+        let second = try PN532Server(card: try VirtualCard.named("suica"), options: options)
+        first.start()
+        second.start()
+        defer { first.stop(); second.stop() }
+        let a = try await LibNFCTransport.open("libnfc:" + first.connectionString)
+        let b = try await LibNFCTransport.open("libnfc:" + second.connectionString)
+        let polling = try await b.exchange(PollingCommand().encode(), timeout: .milliseconds(10))
+        let idm = try PollingResponse.decode(polling[...]).idm
+        await a.close()
+        // The corrupt frame makes b reopen its device after a has gone.
+        await #expect(throws: FeliCaError(.transmission, "")) {
+            _ = try await b.exchange(readPacket(idm), timeout: .milliseconds(40))
+        }
+        let reply = try await b.exchange(readPacket(idm), timeout: .milliseconds(40))
+        #expect(try ReadWithoutEncryptionResponse.decode(reply[...], expecting: idm).blocks.count == 1)
+        await b.close()
+    }
+
     @Test("a corrupt frame or a missing ACK: transmission error, the next command works",
           arguments: [PN532Fault.Kind.corruptChecksum, .dropAck])
     func garbled(_ kind: PN532Fault.Kind) async throws {
