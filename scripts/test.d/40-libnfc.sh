@@ -53,11 +53,16 @@ expect_exit() {
   if [[ $got -ne $code ]]; then
     fail "$what: exit $got, expected $code"; sed 's/^/     /' "$tmp/err" >&2; return
   fi
-  if [[ -n "$pattern" ]] && ! grep -qiE "$pattern" "$tmp/err"; then
+  if [[ -n "$pattern" ]] && ! grep -qiE -e "$pattern" "$tmp/err"; then
     fail "$what: stderr lacks /$pattern/"; sed 's/^/     /' "$tmp/err" >&2; return
   fi
   pass "$what (exit $code)"
 }
+
+# ---- usage errors --------------------------------------------------------------------------
+expect_exit 64 "felica-sim pn532 without a card" "--card" -- "$sim" pn532
+expect_exit 64 "felica-sim pn532 with a bad fault" "unknown kind" -- "$sim" pn532 --card suica --fault melt@1
+expect_exit 64 "felica-sim pn532 with an unknown timing model" "timing model" -- "$sim" pn532 --card suica --timing fast
 
 # ---- the real stack sees the card ---------------------------------------------------------
 start_emulator main --card suica || exit 1
