@@ -30,6 +30,11 @@ func libnfcBenchmarks() async {
             precondition(status == 0, "felica balance failed (\(status))")
         }
 
+        await measureAsync("  open + close of the libnfc device, \(label)", runs: timing ? 7 : 9) {
+            let t = try! await DeviceResolver.open(device)
+            await t.close()
+        }
+
         guard let transport = try? await DeviceResolver.open(device) else {
             print("cannot open \(device): skipped")
             return
