@@ -69,6 +69,10 @@ enum LibNFCDiagnosis {
             if !loaded.isEmpty {
                 reasons.append("the kernel's \(loaded.joined(separator: ", ")) driver\(loaded.count == 1 ? " is" : "s are") loaded and take\(loaded.count == 1 ? "s" : "") USB readers before libnfc can: `sudo modprobe -r \(loaded.reversed().joined(separator: " "))`, and blacklist \(loaded.count == 1 ? "it" : "them") in /etc/modprobe.d to make it last")
             }
+            if connstring == nil, let scan = getenv("LIBNFC_AUTO_SCAN").map({ String(cString: $0) }),
+               ["false", "no", "0", "off"].contains(scan.lowercased()) {
+                reasons.append("LIBNFC_AUTO_SCAN=\(scan) is set, so libnfc does not look for readers itself")
+            }
             if connstring == nil {
                 reasons.append("libnfc finds USB readers by itself, but serial boards only when named: use --device libnfc:pn532_uart:/dev/ttyUSB0 or set LIBNFC_DEVICE")
             }
