@@ -54,9 +54,11 @@ enum LibNFCDiagnosis {
         return FeliCaError(.noReader, "libnfc could not open \(connstring ?? "its first reader"): " + reason(connstring))
     }
 
-    static func reason(_ connstring: String?) -> String {
+    /// The kernel NFC drivers loaded right now.
+    static var loadedKernelModules: [String] { kernelModules.filter { access("/sys/module/\($0)", F_OK) == 0 } }
+
+    static func reason(_ connstring: String?, loaded: [String] = loadedKernelModules) -> String {
         var reasons: [String] = []
-        let loaded = kernelModules.filter { access("/sys/module/\($0)", F_OK) == 0 }
         if let connstring, let path = serialPath(connstring) {
             if access(path, F_OK) != 0 {
                 reasons.append("\(path) does not exist (is the board plugged in? `ls /dev/ttyUSB* /dev/ttyACM*` lists serial ports)")
@@ -67,7 +69,7 @@ enum LibNFCDiagnosis {
             }
         } else {
             if !loaded.isEmpty {
-                reasons.append("the kernel's \(loaded.joined(separator: ", ")) driver\(loaded.count == 1 ? " is" : "s are") loaded and take\(loaded.count == 1 ? "s" : "") USB readers before libnfc can: `sudo modprobe -r \(loaded.reversed().joined(separator: " "))`, and blacklist \(loaded.count == 1 ? "it" : "them") in /etc/modprobe.d to make it last")
+                reasons.append("the kernel's \(loaded.joined(separator: ", ")) driver\(loaded.count == 1 ? " is" : "s are") loaded and take\(loaded.count == 1 ? "s" : "") USB readers before libnfc can: `sudo modprobe -r \(loaded.joined(separator: " "))`, and blacklist \(loaded.count == 1 ? "it" : "them") in /etc/modprobe.d to make it last")
             }
             if connstring == nil, let scan = getenv("LIBNFC_AUTO_SCAN").map({ String(cString: $0) }),
                ["false", "no", "0", "off"].contains(scan.lowercased()) {

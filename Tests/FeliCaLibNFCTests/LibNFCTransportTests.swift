@@ -247,3 +247,28 @@ struct LibNFCFailureTests {
         }
     }
 }
+
+@Suite("plain-words reasons for a missing reader")
+struct LibNFCDiagnosisTests {
+    @Test("serial connection strings name their tty", arguments: [
+        ("pn532_uart:/dev/ttyUSB0", "/dev/ttyUSB0"), ("pn532_uart:/dev/ttyUSB0:115200", "/dev/ttyUSB0"),
+        ("arygon:/dev/ttyS1", "/dev/ttyS1"), ("pn53x_usb:", nil), ("pn532_uart:", nil), ("acr122_usb:001:004", nil),
+    ] as [(String, String?)])
+    func serialPath(_ connstring: String, _ path: String?) {
+        #expect(LibNFCDiagnosis.serialPath(connstring) == path)
+    }
+
+    @Test("a kernel driver holding USB readers is named with the command that frees them")
+    func kernelModules() {
+        let text = LibNFCDiagnosis.reason(nil, loaded: ["pn533_usb", "pn533"])
+        #expect(text.contains("pn533_usb, pn533 drivers are loaded"), "\(text)")
+        #expect(text.contains("sudo modprobe -r pn533_usb pn533"), "\(text)")
+        #expect(text.contains("--device virtual:suica"), "\(text)")
+    }
+
+    @Test("a serial path that does not exist is said so")
+    func missingTTY() {
+        let text = LibNFCDiagnosis.reason("pn532_uart:/dev/felica-missing", loaded: [])
+        #expect(text.hasPrefix("/dev/felica-missing does not exist"), "\(text)")
+    }
+}
