@@ -1,6 +1,10 @@
 internal import CLibNFC
 import FeliCa
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One small wrapper per libnfc call: the only place that touches C, turning return codes
 /// into ``LibNFCStatus`` values and C strings into Swift strings.
 enum LibNFC {
@@ -17,6 +21,10 @@ enum LibNFC {
     static var context: OpaquePointer? { sharedContext?.pointer }
 
     private static let sharedContext: ContextHandle? = {
+        // libnfc logs its own errors to stderr ("Unable to find USB busses" on every
+        // machine without USB access); the library reports failures in its errors, so keep
+        // libnfc quiet unless the user asked for its log.
+        if getenv("LIBNFC_LOG_LEVEL") == nil { setenv("LIBNFC_LOG_LEVEL", "0", 0) }
         var context: OpaquePointer? = nil
         nfc_init(&context)
         return context.map(ContextHandle.init(pointer:))
