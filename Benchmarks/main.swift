@@ -1,1 +1,6 @@
-print("bench")
+// Benchmarks print figures; run with `swift run -c release Benchmarks [section ...]`.
+// Sections: codec, session, libnfc (and those the other transports and ordering work add).
+print("# felica benchmarks (release build expected; debug figures are meaningless)")
+codecBenchmarks()
+await sessionBenchmarks()
+await libnfcBenchmarks()
