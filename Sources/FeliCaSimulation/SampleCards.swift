@@ -28,13 +28,13 @@ public enum SampleCards {
         CardImage(
             pmm: PMm(rawValue: 0x100B_4B42_8485_D0FF),
             systems: [
-                CardImage.System(code: .transit, idm: IDm(rawValue: 0x0101_1203_1234_5678),
+                system(code: .transit, idm: IDm(rawValue: 0x0101_1203_1234_5678),
                                  areas: [CardImage.Area(code: .root, end: 0xFFFE)],
                                  services: transitServices(suicaHistory, balance: 1_234, counter: 0x00A1, gateLog: suicaGateLog) + [
                                      .init(code: 0x1808, keyVersion: 0x0100, blockCount: 3),
                                      .init(code: 0x1848, keyVersion: 0x0100, blockCount: 3),
                                  ]),
-                CardImage.System(code: .common, areas: [CardImage.Area(code: .root, end: 0xFFFE)], services: [
+                system(code: .common, areas: [CardImage.Area(code: .root, end: 0xFFFE)], services: [
                     .init(code: 0x1A88, keyVersion: 0x0200, blockCount: 2),
                 ]),
             ])
@@ -45,10 +45,10 @@ public enum SampleCards {
         CardImage(
             pmm: PMm(rawValue: 0x0120_2204_2767_4EFF),
             systems: [
-                CardImage.System(code: .common, idm: IDm(rawValue: 0x0120_0312_AB34_CD56),
+                system(code: .common, idm: IDm(rawValue: 0x0120_0312_AB34_CD56),
                                  areas: [CardImage.Area(code: .root, end: 0xFFFE)],
                                  services: edyServices(number: [0x19, 0x01, 0x23, 0x45, 0x67, 0x89, 0x01, 0x23], balance: 2_480)),
-                CardImage.System(code: 0x8B61, services: [.init(code: 0x0048, keyVersion: 0x0100, blockCount: 1)]),
+                system(code: 0x8B61, services: [.init(code: 0x0048, keyVersion: 0x0100, blockCount: 1)]),
             ])
     }
 
@@ -57,7 +57,7 @@ public enum SampleCards {
         CardImage(
             pmm: PMm(rawValue: 0x0120_2204_2767_4EFF),
             systems: [
-                CardImage.System(code: .common, idm: IDm(rawValue: 0x0120_0412_5566_7788),
+                system(code: .common, idm: IDm(rawValue: 0x0120_0412_5566_7788),
                                  areas: [CardImage.Area(code: .root, end: 0xFFFE)],
                                  services: nanacoServices(number: [0x70, 0x00, 0x12, 0x34, 0x56, 0x78, 0x90, 0x12], balance: 5_128)),
             ])
@@ -69,7 +69,7 @@ public enum SampleCards {
         CardImage(
             pmm: PMm(rawValue: 0x0120_2204_2767_4EFF),
             systems: [
-                CardImage.System(code: .common, idm: IDm(rawValue: 0x0120_0512_99AA_BBCC),
+                system(code: .common, idm: IDm(rawValue: 0x0120_0512_99AA_BBCC),
                                  areas: [CardImage.Area(code: .root, end: 0xFFFE)],
                                  services: waonServices(number: [0x69, 0x00, 0x00, 0x12, 0x34, 0x56, 0x78, 0x90], balance: 1_850)),
             ])
@@ -80,17 +80,23 @@ public enum SampleCards {
         CardImage(
             pmm: PMm(rawValue: 0x0314_4B42_8485_D0FF),
             systems: [
-                CardImage.System(code: .transit, idm: IDm(rawValue: 0x0114_2E01_0203_0405),
+                system(code: .transit, idm: IDm(rawValue: 0x0114_2E01_0203_0405),
                                  areas: [CardImage.Area(code: .root, end: 0xFFFE)],
                                  services: transitServices(walletHistory, balance: 3_020, counter: 0x0203, gateLog: []) + [
                                      .init(code: 0x1808, keyVersion: 0x0100, blockCount: 3),
                                  ]),
-                CardImage.System(code: .common, areas: [CardImage.Area(code: .root, end: 0xFFFE)], services:
+                system(code: .common, areas: [CardImage.Area(code: .root, end: 0xFFFE)], services:
                     edyServices(number: [0x19, 0x01, 0x98, 0x76, 0x54, 0x32, 0x10, 0x01], balance: 2_480)
                     + nanacoServices(number: [0x70, 0x00, 0x65, 0x43, 0x21, 0x09, 0x87, 0x65], balance: 5_128)
                     + waonServices(number: [0x69, 0x00, 0x00, 0x98, 0x76, 0x54, 0x32, 0x10], balance: 1_850)
                     + [.init(code: 0x4008, keyVersion: 0x0300, blockCount: 4)]),
             ])
+    }
+
+    /// A system with its services in code order, the order a card walks them in (so a
+    /// dump of the virtual card gives back this image).
+    static func system(code: SystemCode, idm: IDm? = nil, areas: [CardImage.Area] = [], services: [CardImage.Service]) -> CardImage.System {
+        CardImage.System(code: code, idm: idm, areas: areas, services: services.sorted { $0.code < $1.code })
     }
 
     // MARK: - Transit data

@@ -114,3 +114,19 @@ func singleProfileCards(card: String, profile: PurseProfile) async throws {
     #expect(report.purses.map(\.profile) == [.transitIC])
     #expect(await s.exchangeCount == 5)
 }
+
+/// Every built-in card decodes cleanly: no malformed record, no issue, no failed
+/// cross-check, no date that fell back to the epoch.
+@Test(arguments: SampleCards.names)
+func sampleCardsDecodeCleanly(_ name: String) async throws {
+    let report = try await CardReader(depth: .history).read(session(try sample(name)))
+    for p in report.purses {
+        #expect(p.issues.isEmpty, "\(name) \(p.profile): \(p.issues)")
+        #expect(p.notes.isEmpty, "\(name) \(p.profile): \(p.notes)")
+        let history = try #require(p.history)
+        #expect(history.count >= 3)
+        #expect(history.allSatisfy { $0.transaction != nil })
+        #expect(history.allSatisfy { $0.transaction?.date.year != 2000 })
+        #expect(p.balance == history.first?.transaction?.balance)
+    }
+}
