@@ -11,6 +11,8 @@ public struct CardReport: Hashable, Sendable {
     public var purses: [Purse]
     /// What the reader chose not to probe, or could not, and why.
     public var notes: [String]
+    /// Whether the common area was left unprobed by ``CardReader/skipsCommonArea(of:systems:)``.
+    public var skippedCommonArea = false
 }
 
 /// Finds and decodes every purse on a card by probing what the card holds, never by one
@@ -56,6 +58,7 @@ public struct CardReader: Sendable {
             }
             if isCommon && skipsCommonArea(of: first, systems: systems) {
                 report.notes.append("common area \(system) not probed: the chip is a transit-card IC (PMm IC \(Hex.encode([first.pmm.icCode]))), whose common area holds no e-money purse")
+                report.skippedCommonArea = true
                 continue
             }
             let target: Target

@@ -111,3 +111,15 @@ func purseHelp(_ command: String) throws {
     #expect(r.stdout.hasPrefix("OVERVIEW: "))
     #expect(r.stdout.contains("\nUSAGE: felica \(command)"))
 }
+
+/// The Suica's common area is skipped by default (and the skip is said on stderr);
+/// --all-systems probes it and finds no purse there.
+@Test func allSystemsProbesTheTransitCardCommonArea() throws {
+    let probed = try run(["balance", "--all-systems", "--device", "virtual:suica"])
+    #expect(probed.status == 0)
+    #expect(probed.stderr.isEmpty, "\(probed.stderr)")
+    #expect(probed.stdout == "Transit IC     ¥1,234\n")
+    let skipped = try run(["balance", "--device", "virtual:suica"])
+    #expect(skipped.stdout == probed.stdout)
+    #expect(skipped.stderr.contains("common area FE00 not probed") && skipped.stderr.contains("--all-systems"))
+}

@@ -10,14 +10,14 @@ struct BalanceCommand: CLICommand {
             name: "balance",
             abstract: "Show the balance of every purse on the card.",
             discussion: "Purses are found by probing what the card holds: a phone carrying a transit card, Edy, nanaco and WAON shows all four.",
-            options: CommonOptions.card + [CommonOptions.json])
+            options: CommonOptions.card + [PurseOutput.allSystems, CommonOptions.json])
     }
 
     let args: ParsedArguments
     init(_ args: ParsedArguments) throws(UsageError) { self.args = args }
 
     func run(_ console: Console) async throws -> Int32 {
-        let reader = CardReader(depth: .balance)
+        let reader = PurseOutput.reader(.balance, args, stations: nil)
         let report = try await CardContext.with(args, console: console) { session in try await reader.read(session) }
         PurseOutput.diagnostics(report, console)
         if args.flag("json") {
@@ -31,6 +31,16 @@ struct BalanceCommand: CLICommand {
 
 /// Rendering of card reports shared by `balance`, `history` and `watch`.
 enum PurseOutput {
+    /// `--all-systems`: probe the common area of transit cards too.
+    static let allSystems = OptionSpec.flag(
+        "all-systems", help: "Also probe the common area (FE00) of transit cards, which is skipped by default (2 more exchanges).")
+
+    static func reader(_ depth: CardReader.Depth, _ args: ParsedArguments, stations: StationTable?) -> CardReader {
+        var r = CardReader(depth: depth, stations: stations)
+        r.probeTransitCardCommonArea = args.flag("all-systems")
+        return r
+    }
+
     // MARK: - Station table
 
     /// Loads `--stations FILE` (format: ``StationTable``).
@@ -67,6 +77,7 @@ enum PurseOutput {
     /// Report-level notes (systems not probed) are diagnostics: stderr.
     static func diagnostics(_ report: CardReport, _ console: Console) {
         for n in report.notes { console.diag("note: \(n)") }
+        if report.skippedCommonArea { console.diag("note: --all-systems probes it anyway") }
     }
 
     /// One line per purse: name, balance, number, points; then its issues and notes.

@@ -8,14 +8,14 @@ struct HistoryCommand: CLICommand {
             name: "history",
             abstract: "Show the transaction history of every purse on the card, newest first.",
             discussion: "Transit records show line/station codes as area/line/station; --stations names them from a CSV of area,line,station,name lines.",
-            options: CommonOptions.card + [CommonOptions.stations, CommonOptions.json])
+            options: CommonOptions.card + [CommonOptions.stations, PurseOutput.allSystems, CommonOptions.json])
     }
 
     let args: ParsedArguments
     init(_ args: ParsedArguments) throws(UsageError) { self.args = args }
 
     func run(_ console: Console) async throws -> Int32 {
-        let reader = CardReader(depth: .history, stations: try PurseOutput.stations(args))
+        let reader = PurseOutput.reader(.history, args, stations: try PurseOutput.stations(args))
         let report = try await CardContext.with(args, console: console) { session in try await reader.read(session) }
         PurseOutput.diagnostics(report, console)
         if args.flag("json") {

@@ -16,6 +16,7 @@ struct WatchCommand: CLICommand {
             discussion: "With --json each card is one line of JSON (the `felica balance --json` object).",
             options: CommonOptions.card + [
                 OptionSpec("count", value: "n", help: "Stop after <n> cards."),
+                PurseOutput.allSystems,
                 CommonOptions.json,
             ])
     }
@@ -38,13 +39,13 @@ struct WatchCommand: CLICommand {
 
     func run(_ console: Console) async throws -> Int32 {
         let session = try await CardContext.session(args, console: console)
-        let json = args.flag("json"), limit = count
+        let json = args.flag("json"), limit = count, reader = PurseOutput.reader(.balance, args, stations: nil)
         // Handlers first: a signal that arrives before the loop starts still ends it.
         let stopper = Stopper()
         let signals = Self.onInterrupt { stopper.stop() }
         defer { for s in signals { s.cancel() } }
         let task = Task { () async throws -> Void in
-            try await Self.loop(session, json: json, limit: limit, console: console)
+            try await Self.loop(session, reader: reader, json: json, limit: limit, console: console)
         }
         stopper.set(task)
         do {
@@ -85,8 +86,7 @@ struct WatchCommand: CLICommand {
         }
     }
 
-    static func loop(_ session: CardSession, json: Bool, limit: Int?, console: Console) async throws {
-        let reader = CardReader(depth: .balance)
+    static func loop(_ session: CardSession, reader: CardReader, json: Bool, limit: Int?, console: Console) async throws {
         var seen = 0
         while true {
             console.progress("waiting for a card on \(session.transport.name) (Ctrl-C ends)")
