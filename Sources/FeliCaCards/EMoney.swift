@@ -225,10 +225,9 @@ public enum Nanaco {
     ///
     /// Disputed layout. We read block 1 as two 3-byte big-endian counters at bytes 0-2
     /// and 5-7 and add them. Why: nanaco points are granted per fiscal year and stay valid
-    /// for two (published terms), so a card must keep two buckets, and the one
-    /// independent decoder that documents its reading of this service uses exactly these
-    /// two fields of the last block. The alternative (one counter in block 0) cannot
-    /// represent points of two years at once.
+    /// for two (published terms), so a card must keep two buckets; the one independent
+    /// decoder we found that documents its reading of this service uses exactly these two
+    /// fields of the last block. A single-counter reading cannot hold two years' points.
     public static func points(_ blocks: [[UInt8]]) throws(CardDataError) -> Int {
         guard blocks.count == pointsBlocks else {
             throw CardDataError(.blockLength, "nanaco points (0x560B): \(blocks.count) blocks, expected 2")

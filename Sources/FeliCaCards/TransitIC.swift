@@ -115,9 +115,10 @@ public enum TransitIC {
     /// Block 0 of 0x008B.
     ///
     /// Byte 8 is read as two nibbles, card type (high) and region (low). One project reads
-    /// bit flags there instead; the nibble reading is the one the other independent
-    /// decoders agree on, and it yields small, stable card-type values (0 for ordinary
-    /// cards) on the published dumps, which a flag reading does not explain.
+    /// bit flags there instead. We follow the nibble reading because the independent
+    /// decoders other than that one agree on it, and because nothing else depends on it:
+    /// balance and counter sit in other bytes, and both nibbles are kept as numbers, so a
+    /// flag reading can still be derived from the output.
     public struct Attributes: Hashable, Sendable {
         public var cardType: Int
         public var region: Int
