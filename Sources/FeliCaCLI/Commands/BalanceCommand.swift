@@ -197,6 +197,7 @@ enum PurseOutput {
         if history {
             o.append("transactions", p.history.map { .array($0.map(entry)) } ?? .null)
             if let t = p.transit {
+                o.append("card", .object(["type": .int(t.cardType), "region": .int(t.region), "transactionCounter": .int(t.transactionCounter)]))
                 if let log = t.gateLog { o.append("gateLog", .array(log.map(gate))) }
                 o.append("pendingEntry", t.pendingEntry.map { .object(["date": .string($0.date.iso), "station": station($0.station)]) } ?? .null)
             }
