@@ -1,0 +1,300 @@
+import FeliCa
+
+/// An order found by ``OrderOptimizer`` and how good it is known to be.
+public struct OptimizedOrder: Hashable, Sendable {
+    /// How the order was found.
+    public enum Method: String, Hashable, Sendable {
+        /// Dynamic programming over subsets: no order is better.
+        case exact
+        /// Greedy start improved by exact re-ordering of sliding windows.
+        case heuristic
+    }
+
+    public var order: [SystemCode]
+    public var cost: OrderCost
+    public var method: Method
+    /// A weighted time no order can beat (seconds), for heuristic results; equal to
+    /// `cost.weightedTime` for exact ones. Nil when no bound is known (the session limit
+    /// leaves cards undetected).
+    public var lowerBound: Double?
+
+    /// Relative distance to the lower bound: (cost − bound) / bound.
+    public var gap: Double? {
+        guard let b = lowerBound, b > 0 else { return lowerBound == nil ? nil : 0 }
+        return max(0, cost.weightedTime - b) / b
+    }
+}
+
+/// Finds the order of system codes that minimises the expected detection time of a
+/// population — min-sum set cover, where the greedy choice (most weight first) is not
+/// optimal.
+///
+/// Codes no card holds, and codes whose cards all hold another listed code too
+/// (dominated), can only cover cards that an earlier code already covers, so they go to
+/// the end; the rest is solved exactly when at most ``defaultExactLimit`` codes remain.
+public enum OrderOptimizer {
+    /// Largest number of useful codes solved exactly (2^n × n steps; 20 takes about 0.1 s).
+    public static let defaultExactLimit = 20
+    /// Width of the windows the heuristic re-orders exactly.
+    public static let windowWidth = 12
+
+    /// The best order: exact up to `exactLimit` useful codes, heuristic with a lower bound beyond.
+    public static func optimize(_ problem: OrderProblem, exactLimit: Int = defaultExactLimit) -> OptimizedOrder {
+        let (useful, tail) = reduce(problem)
+        let order: [Int]
+        let method: OptimizedOrder.Method
+        if useful.count <= min(exactLimit, 30) {
+            order = exactOrder(problem, codes: useful)
+            method = .exact
+        } else {
+            order = improveWindows(problem, order: greedyIndices(problem, among: useful))
+            method = .heuristic
+        }
+        let full = order + tail
+        let cost = problem.cost(ofIndices: full)
+        let bound = method == .exact ? cost.weightedTime : lowerBound(problem, useful: useful)
+        return OptimizedOrder(order: full.map { problem.codes[$0] }, cost: cost, method: method, lowerBound: bound)
+    }
+
+    /// The classic greedy order: at each position the code covering the most weight not
+    /// yet covered (ties: the earlier listed code); useless codes keep their order at the end.
+    public static func greedy(_ problem: OrderProblem) -> [SystemCode] {
+        let all = Array(problem.codes.indices)
+        let picked = greedyIndices(problem, among: all)
+        let rest = all.filter { !picked.contains($0) }
+        return (picked + rest).map { problem.codes[$0] }
+    }
+
+    /// Tries every permutation: the reference the tests hold the optimiser to (n ≤ 9).
+    public static func bruteForce(_ problem: OrderProblem) -> (order: [SystemCode], cost: OrderCost) {
+        var indices = Array(problem.codes.indices)
+        var best = (order: indices, cost: problem.cost(ofIndices: indices))
+        // Heap's algorithm, iterative.
+        var c = [Int](repeating: 0, count: indices.count)
+        var i = 1
+        while i < indices.count {
+            if c[i] < i {
+                indices.swapAt(i % 2 == 0 ? 0 : c[i], i)
+                let cost = problem.cost(ofIndices: indices)
+                if cost < best.cost { best = (indices, cost) }
+                c[i] += 1
+                i = 1
+            } else {
+                c[i] = 0
+                i += 1
+            }
+        }
+        return (best.order.map { problem.codes[$0] }, best.cost)
+    }
+
+    // MARK: - Reduction
+
+    /// Splits the codes into useful ones and a tail (held by no card, or dominated by an
+    /// earlier-kept code whose cards are a superset), both in list order.
+    static func reduce(_ problem: OrderProblem) -> (useful: [Int], tail: [Int]) {
+        var cardsOf = [Set<Int>](repeating: [], count: problem.codes.count)
+        for (card, held) in problem.cardCodes.enumerated() where problem.population.cards[card].weight > 0 {
+            for j in held { cardsOf[j].insert(card) }
+        }
+        var useful: [Int] = [], tail: [Int] = []
+        for j in problem.codes.indices {
+            if cardsOf[j].isEmpty { tail.append(j); continue }
+            let dominated = problem.codes.indices.contains { k in
+                k != j && cardsOf[j].isSubset(of: cardsOf[k]) && (cardsOf[j] != cardsOf[k] || k < j)
+            }
+            if dominated { tail.append(j) } else { useful.append(j) }
+        }
+        return (useful, tail)
+    }
+
+    // MARK: - Exact
+
+    /// Dynamic programming over subsets of `codes` placed first, starting at `offset`,
+    /// for cards with the given weights and masks (bit i = holds `codes[i]`).
+    static func subsetDP(masks: [(mask: UInt32, weight: Double)], count m: Int, times: ArraySlice<Double?>) -> [Int] {
+        let size = 1 << m
+        let full = UInt32(size - 1)
+        // g[T] = weight of cards whose mask ⊆ T (zeta transform); covered(S) = total − g[~S].
+        var g = [Double](repeating: 0, count: size)
+        var total = 0.0
+        for (mask, w) in masks { g[Int(mask)] += w; total += w }
+        for bit in 0..<m {
+            let b = 1 << bit
+            for t in 0..<size where t & b != 0 { g[t] += g[t ^ b] }
+        }
+        var covered = [Double](repeating: 0, count: size)
+        for s in 0..<size { covered[s] = total - g[Int(full ^ UInt32(s))] }
+
+        var undetected = [Double](repeating: .infinity, count: size)
+        var weighted = [Double](repeating: .infinity, count: size)
+        var last = [UInt8](repeating: 0, count: size)
+        undetected[0] = 0
+        weighted[0] = 0
+        let base = times.startIndex
+        for s in 0..<size where undetected[s] < .infinity {
+            let k = s.nonzeroBitCount
+            let t = base + k < times.endIndex ? times[base + k] : nil
+            for c in 0..<m where s & (1 << c) == 0 {
+                let n = s | (1 << c)
+                let newly = covered[n] - covered[s]
+                var u = undetected[s], w = weighted[s]
+                if let t { w += newly * t } else { u += newly }
+                if OrderCost(undetected: u, weightedTime: w) < OrderCost(undetected: undetected[n], weightedTime: weighted[n]) {
+                    undetected[n] = u
+                    weighted[n] = w
+                    last[n] = UInt8(c)
+                }
+            }
+        }
+        var order: [Int] = []
+        var s = size - 1
+        while s != 0 {
+            let c = Int(last[s])
+            order.append(c)
+            s &= ~(1 << c)
+        }
+        return order.reversed()
+    }
+
+    /// Exact order of `codes` (indices into the problem's codes).
+    static func exactOrder(_ problem: OrderProblem, codes: [Int]) -> [Int] {
+        guard !codes.isEmpty else { return [] }
+        var bitOf = [Int: Int]()
+        for (i, j) in codes.enumerated() { bitOf[j] = i }
+        var byMask: [UInt32: Double] = [:]
+        for (card, held) in problem.cardCodes.enumerated() {
+            var mask: UInt32 = 0
+            for j in held { if let b = bitOf[j] { mask |= 1 << UInt32(b) } }
+            byMask[mask, default: 0] += problem.population.cards[card].weight
+        }
+        let masks = byMask.map { (mask: $0.key, weight: $0.value) }
+        return subsetDP(masks: masks, count: codes.count, times: problem.positionTimes[...]).map { codes[$0] }
+    }
+
+    // MARK: - Heuristic
+
+    static func greedyIndices(_ problem: OrderProblem, among candidates: [Int]) -> [Int] {
+        var covered = [Bool](repeating: false, count: problem.population.cards.count)
+        var cardsOf = [[Int]](repeating: [], count: problem.codes.count)
+        for (card, held) in problem.cardCodes.enumerated() { for j in held { cardsOf[j].append(card) } }
+        var left = candidates
+        var order: [Int] = []
+        while !left.isEmpty {
+            var best = 0, bestGain = -1.0
+            for (i, j) in left.enumerated() {
+                let gain = cardsOf[j].reduce(0.0) { covered[$1] ? $0 : $0 + problem.population.cards[$1].weight }
+                if gain > bestGain { best = i; bestGain = gain }
+            }
+            let j = left.remove(at: best)
+            order.append(j)
+            for card in cardsOf[j] { covered[card] = true }
+        }
+        return order
+    }
+
+    /// Re-orders every window of ``windowWidth`` consecutive positions exactly, given the
+    /// codes before it, until a full pass improves nothing (at most 100 passes).
+    static func improveWindows(_ problem: OrderProblem, order start: [Int]) -> [Int] {
+        var order = start
+        let w = min(windowWidth, order.count)
+        guard w >= 2 else { return order }
+        for _ in 0..<100 {
+            var improved = false
+            for s in 0...(order.count - w) {
+                let window = Array(order[s..<(s + w)])
+                let before = Set(order[..<s])
+                var bitOf = [Int: Int]()
+                for (i, j) in window.enumerated() { bitOf[j] = i }
+                var byMask: [UInt32: Double] = [:]
+                for (card, held) in problem.cardCodes.enumerated() where !held.contains(where: before.contains) {
+                    var mask: UInt32 = 0
+                    for j in held { if let b = bitOf[j] { mask |= 1 << UInt32(b) } }
+                    if mask != 0 { byMask[mask, default: 0] += problem.population.cards[card].weight }
+                }
+                let masks = byMask.map { (mask: $0.key, weight: $0.value) }
+                let local = subsetDP(masks: masks, count: w, times: problem.positionTimes[s...]).map { window[$0] }
+                var candidate = order
+                candidate.replaceSubrange(s..<(s + w), with: local)
+                if problem.cost(ofIndices: candidate) < problem.cost(ofIndices: order) {
+                    order = candidate
+                    improved = true
+                }
+            }
+            if !improved { break }
+        }
+        return order
+    }
+
+    // MARK: - Lower bound
+
+    /// A weighted time no order of the useful codes can beat. With t(k) the time at
+    /// position k (non-decreasing) and U_k the weight still uncovered after k codes,
+    /// any order costs t(0)·D + Σ_{k≥1} (t(k) − t(k−1))·U_k, and U_k ≥ D − C_k where C_k
+    /// bounds what k codes can cover: exact by enumeration while that is cheap, then
+    /// C_{k+1} ≤ min(C_k + largest single cover, C_k·(k+1)/k, sum of the k+1 largest covers).
+    /// Nil when the session limit cuts the list or the times decrease somewhere.
+    static func lowerBound(_ problem: OrderProblem, useful: [Int]) -> Double? {
+        let m = useful.count
+        guard m > 0 else { return 0 }
+        var times: [Double] = []
+        for k in 0..<m {
+            guard let t = problem.positionTimes[k], times.last.map({ t >= $0 }) ?? true else { return nil }
+            times.append(t)
+        }
+        let cards = problem.population.cards
+        let words = (cards.count + 63) / 64
+        var sets = [[UInt64]](repeating: [UInt64](repeating: 0, count: words), count: m)
+        var bitOf = [Int: Int]()
+        for (i, j) in useful.enumerated() { bitOf[j] = i }
+        var detectable = 0.0
+        for (card, held) in problem.cardCodes.enumerated() {
+            var any = false
+            for j in held { if let b = bitOf[j] { sets[b][card / 64] |= 1 << UInt64(card % 64); any = true } }
+            if any { detectable += cards[card].weight }
+        }
+        func weight(_ bits: [UInt64]) -> Double {
+            var w = 0.0
+            for (i, word) in bits.enumerated() where word != 0 {
+                var x = word
+                while x != 0 {
+                    let b = x.trailingZeroBitCount
+                    w += cards[i * 64 + b].weight
+                    x &= x - 1
+                }
+            }
+            return w
+        }
+        let singles = sets.map(weight).sorted(by: >)
+        var bound = [Double](repeating: detectable, count: m + 1)   // bound[k] ≥ best cover by k codes
+        bound[0] = 0
+        var k = 1
+        var combinations = Double(m)
+        // Exact maximum coverage while the number of k-subsets stays small.
+        while k < m && combinations <= 100_000 {
+            var best = 0.0
+            var chosen = [Int](repeating: 0, count: k)
+            func search(_ depth: Int, _ from: Int, _ union: [UInt64]) {
+                if depth == k { best = max(best, weight(union)); return }
+                guard from < m else { return }
+                for j in from..<m {
+                    chosen[depth] = j
+                    var u = union
+                    for w in 0..<words { u[w] |= sets[j][w] }
+                    search(depth + 1, j + 1, u)
+                }
+            }
+            search(0, 0, [UInt64](repeating: 0, count: words))
+            bound[k] = min(best, detectable)
+            k += 1
+            combinations = combinations * Double(m - k + 1) / Double(k)
+        }
+        while k <= m {
+            let top = singles.prefix(k).reduce(0, +)
+            bound[k] = min(detectable, top, bound[k - 1] + singles[0], bound[k - 1] * Double(k) / Double(k - 1))
+            k += 1
+        }
+        var total = times[0] * detectable
+        for k in 1..<m { total += (times[k] - times[k - 1]) * max(0, detectable - bound[k]) }
+        return total
+    }
+}
