@@ -143,7 +143,8 @@ public final class VirtualCard: Sendable {
         return nil
     }
 
-    /// Areas and services in code order, as Search Service Code walks them.
+    /// Areas and services in code order, as Search Service Code walks them on real cards
+    /// (so a dump lists services in code order whatever order the image gave).
     private func nodeList(_ system: CardImage.System) -> [Node] {
         var nodes: [Node] = system.areas.map { .area($0.code, end: $0.end) }
         nodes += system.services.map { .service($0.code) }
