@@ -94,8 +94,12 @@ public struct PollingRunner: Sendable {
         guard let reply = try await session.poll(systemCode: .wildcard, requestCode: .systemCode, timeSlot: timeSlot) else {
             throw FeliCaError(.noCard, "no card answered wildcard Polling on \(transport.name)")
         }
-        let wait = max(reply.pmm.maximumResponseTime(for: .fixed), CardSession.Options().timeoutFloor) + transport.linkLatency
-        let answer = try await session.exchange(RequestSystemCodeCommand(idm: reply.idm).encode(), timeout: wait)
+        let command = RequestSystemCodeCommand(idm: reply.idm).encode()
+        // The PMm time counts from the end of the command to the reply; both packets'
+        // air time comes on top (a reply listing 16 systems is 43 bytes).
+        let wait = max(reply.pmm.maximumResponseTime(for: .fixed), CardSession.Options().timeoutFloor)
+            + AirTiming.airTime(packetLength: command.count) + AirTiming.airTime(packetLength: 43) + transport.linkLatency
+        let answer = try await session.exchange(command, timeout: wait)
         let systems = try RequestSystemCodeResponse.decode(answer[...], expecting: reply.idm).systemCodes
         return SystemListing(time: start.duration(to: clock.now), systems: systems, first: reply.systemCode, exchanges: 2)
     }
