@@ -59,6 +59,8 @@ let package = Package(
         .testTarget(name: "FeliCaSchedulingTests", dependencies: ["FeliCa", "FeliCaScheduling", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaLibNFCTests", dependencies: ["FeliCa", "FeliCaLibNFC", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaPCSCTests", dependencies: ["FeliCa", "FeliCaPCSC", "FeliCaSimulation"], swiftSettings: strict),
-        .testTarget(name: "FeliCaCLITests", dependencies: ["FeliCaCLI", "FeliCa", "FeliCaSimulation"], swiftSettings: strict),
+        .testTarget(
+            name: "FeliCaCLITests", dependencies: ["FeliCaCLI", "FeliCa", "FeliCaSimulation"],
+            exclude: ["Golden", "Fixtures"], swiftSettings: strict),
     ]
 )

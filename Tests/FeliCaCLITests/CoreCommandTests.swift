@@ -105,3 +105,10 @@ func dumpJSONRoundTripsThroughVirtualImage(_ name: String) throws {
     #expect(r.status == 0)
     for name in SampleCards.names { #expect(r.stdout.contains("\"virtual:\(name)\"")) }
 }
+
+@Test func virtualTimingOptionIsAccepted() throws {
+    let r = try run(["poll", "--json", "--device", "virtual:" + fixture("two-system.json") + "?timing=424"])
+    #expect(r.status == 0, "\(r.stderr)")
+    let bad = try run(["poll", "--device", "virtual:suica?timing=100"])
+    #expect(bad.status == 64)
+}
