@@ -4,8 +4,8 @@ import FeliCaSimulation
 
 /// System-code ordering figures: optimiser speed, and per-code delay and wildcard + Request
 /// System Code time on the timing models and through the timed virtual card.
-func runOrderBenchmarks() async {
-    print("== system-code ordering")
+func orderBenchmarks() async {
+    guard section("order") else { return }
     do {
         try await orderOptimiserFigures()
         try await orderTimingFigures()
@@ -52,8 +52,8 @@ private func orderOptimiserFigures() async throws {
             greedyCost = problem.cost(of: OrderOptimizer.greedy(problem)).expected ?? 0
         }
         let r = last!
-        let gap = r.gap.map { String(format3: $0 * 100) + " % gap to the lower bound" } ?? "exact"
-        print("optimiser, \(n) codes, 300 cards: median \(String(format3: elapsed.sorted()[2].seconds * 1000)) ms over 5 populations (\(r.method.rawValue), \(gap)); last: expected \(String(format3: r.cost.expected!)) s vs greedy \(String(format3: greedyCost)) s")
+        let gap = r.gap.map { fixed($0 * 100, 3) + " % gap to the lower bound" } ?? "exact"
+        print("optimiser, \(n) codes, 300 cards: median \(fixed(elapsed.sorted()[2].seconds * 1000, 3)) ms over 5 populations (\(r.method.rawValue), \(gap)); last: expected \(fixed(r.cost.expected!, 3)) s vs greedy \(fixed(greedyCost, 3)) s")
     }
 }
 
@@ -71,22 +71,11 @@ private func orderTimingFigures() async throws {
 }
 
 private func describe(_ r: OrderBenchmark.Report) -> String {
-    let fit = r.fit.map { "per code \(String(format3: $0.slope * 1000)) ms, base \(String(format3: $0.base * 1000)) ms, r² \(String(format3: $0.r2))" } ?? "no fit"
+    let fit = r.fit.map { "per code \(fixed($0.slope * 1000, 3)) ms, base \(fixed($0.base * 1000, 3)) ms, r² \(fixed($0.r2, 3))" } ?? "no fit"
     let listing: String
     switch r.listing {
-    case .success(let l): listing = "wildcard + Request System Code \(String(format3: l.time.seconds * 1000)) ms"
+    case .success(let l): listing = "wildcard + Request System Code \(fixed(l.time.seconds * 1000, 3)) ms"
     case .failure: listing = "wildcard + Request System Code not available"
     }
     return fit + "; " + listing
-}
-
-extension String {
-    /// `x` with three decimals.
-    init(format3 x: Double) {
-        let scaled = (x * 1000).rounded()
-        let whole = Int(scaled / 1000)
-        var frac = String(abs(Int(scaled) - whole * 1000))
-        while frac.count < 3 { frac = "0" + frac }
-        self = (x < 0 && whole == 0 && scaled != 0 ? "-" : "") + "\(whole).\(frac)"
-    }
 }

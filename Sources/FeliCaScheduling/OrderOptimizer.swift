@@ -252,49 +252,84 @@ public enum OrderOptimizer {
             for j in held { if let b = bitOf[j] { sets[b][card / 64] |= 1 << UInt64(card % 64); any = true } }
             if any { detectable += cards[card].weight }
         }
+        // Weight of a card set by byte lookups: table[(word × 8 + byte) × 256 + value].
+        var table = [Double](repeating: 0, count: words * 8 * 256)
+        for (card, c) in cards.enumerated() where c.weight > 0 {
+            let slot = card / 8, bit = card % 8
+            for value in 0..<256 where value & (1 << bit) != 0 { table[slot * 256 + value] += c.weight }
+        }
         func weight(_ bits: [UInt64]) -> Double {
             var w = 0.0
             for (i, word) in bits.enumerated() where word != 0 {
                 var x = word
+                var slot = i * 8
                 while x != 0 {
-                    let b = x.trailingZeroBitCount
-                    w += cards[i * 64 + b].weight
-                    x &= x - 1
+                    w += table[slot * 256 + Int(x & 0xFF)]
+                    x >>= 8
+                    slot += 1
                 }
             }
             return w
         }
-        let singles = sets.map(weight).sorted(by: >)
+        let singleWeights = sets.map(weight)
+        let singles = singleWeights.sorted(by: >)
+        // Codes by decreasing cover, so branch and bound meets good sets first.
+        let byWeight = (0..<m).sorted { singleWeights[$0] > singleWeights[$1] }
         var bound = [Double](repeating: detectable, count: m + 1)   // bound[k] ≥ best cover by k codes
         bound[0] = 0
-        var k = 1
-        var combinations = Double(m)
-        // Exact maximum coverage while the number of k-subsets stays small.
-        while k < m && combinations <= 100_000 {
-            var best = 0.0
-            var chosen = [Int](repeating: 0, count: k)
-            func search(_ depth: Int, _ from: Int, _ union: [UInt64]) {
-                if depth == k { best = max(best, weight(union)); return }
-                guard from < m else { return }
-                for j in from..<m {
-                    chosen[depth] = j
-                    var u = union
-                    for w in 0..<words { u[w] |= sets[j][w] }
-                    search(depth + 1, j + 1, u)
-                }
-            }
-            search(0, 0, [UInt64](repeating: 0, count: words))
-            bound[k] = min(best, detectable)
-            k += 1
-            combinations = combinations * Double(m - k + 1) / Double(k)
-        }
-        while k <= m {
-            let top = singles.prefix(k).reduce(0, +)
-            bound[k] = min(detectable, top, bound[k - 1] + singles[0], bound[k - 1] * Double(k) / Double(k - 1))
-            k += 1
+        for k in 1..<m {
+            let searched = maxCoverageBound(k: k, sets: byWeight.map { sets[$0] }, weight: weight, nodeBudget: nodeBudget)
+            let chained = min(singles.prefix(k).reduce(0, +), bound[k - 1] + singles[0], k > 1 ? bound[k - 1] * Double(k) / Double(k - 1) : detectable)
+            bound[k] = min(detectable, searched, chained)
         }
         var total = times[0] * detectable
         for k in 1..<m { total += (times[k] - times[k - 1]) * max(0, detectable - bound[k]) }
         return total
+    }
+
+    /// Branch-and-bound nodes spent per k on maximum coverage before settling for a bound.
+    static let nodeBudget = 20000
+
+    /// An upper bound on the weight `k` of `sets` can cover: branch and bound over the
+    /// sets (include / skip), pruning a branch when its cover plus the k − c largest
+    /// marginal gains left cannot beat the best found. Exact when the search finishes
+    /// within `nodeBudget` nodes; otherwise the largest bound of the branches left open.
+    static func maxCoverageBound(k: Int, sets: [[UInt64]], weight: ([UInt64]) -> Double, nodeBudget: Int) -> Double {
+        let m = sets.count, words = sets.first?.count ?? 0
+        var best = 0.0, open = 0.0, nodes = 0
+        // Greedy cover first: a good incumbent prunes most of the tree.
+        var greedyUnion = [UInt64](repeating: 0, count: words)
+        for _ in 0..<min(k, m) {
+            var pick = 0, pickGain = -1.0
+            for j in 0..<m {
+                var fresh = sets[j]
+                for w in 0..<words { fresh[w] &= ~greedyUnion[w] }
+                let g = weight(fresh)
+                if g > pickGain { pick = j; pickGain = g }
+            }
+            for w in 0..<words { greedyUnion[w] |= sets[pick][w] }
+        }
+        best = weight(greedyUnion)
+        func search(_ chosen: Int, _ index: Int, _ union: [UInt64], _ covered: Double) {
+            best = max(best, covered)
+            guard chosen < k, index < m else { return }
+            var gains: [Double] = []
+            gains.reserveCapacity(m - index)
+            for j in index..<m {
+                var fresh = sets[j]
+                for w in 0..<words { fresh[w] &= ~union[w] }
+                gains.append(weight(fresh))
+            }
+            let optimistic = covered + gains.sorted(by: >).prefix(k - chosen).reduce(0, +)
+            if optimistic <= best + 1e-12 { return }
+            nodes += 1
+            if nodes > nodeBudget { open = max(open, optimistic); return }
+            var with = union
+            for w in 0..<words { with[w] |= sets[index][w] }
+            search(chosen + 1, index + 1, with, covered + gains[0])
+            search(chosen, index + 1, union, covered)
+        }
+        search(0, 0, [UInt64](repeating: 0, count: words), 0)
+        return max(best, open)
     }
 }

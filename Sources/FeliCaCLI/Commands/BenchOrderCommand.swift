@@ -27,7 +27,7 @@ struct BenchOrderCommand: CLICommand {
                 times, a least-squares fit (base, per-code delay, r²), the positions never detected, and the \
                 time wildcard Polling + Request System Code takes to find every system of the same card.
                 With --model the card is virtual and the clock simulated; with --device a real clock times \
-                the reader (a virtual: device is given the air time of a 212 kbps card).
+                the reader (a virtual: device answers with the air time of a 212 kbps card unless it sets ?timing=).
                 """,
             options: [
                 OptionSpec("model", value: "ios|rf", help: "Timing model (default: ios, unless --device is given)."),
@@ -98,15 +98,11 @@ struct BenchOrderCommand: CLICommand {
         return ExitCode.ok
     }
 
-    /// Opens the device; a `virtual:` card answers with real air time, since an instant
-    /// card would make the benchmark meaningless.
+    /// Opens the device; a `virtual:` card without `?timing=` answers with the air time
+    /// of a 212 kbps card, since an instant card would make the benchmark meaningless.
     static func openTimed(_ name: String, console: Console) async throws -> any Transport {
-        if name.hasPrefix("virtual:") {
-            let card = String(name.dropFirst("virtual:".count))
-            guard !card.isEmpty else { throw UsageError("device 'virtual:' needs a card, e.g. virtual:suica") }
-            return VirtualTransport(card: try VirtualCard.named(card), name: name, timing: .kbps212)
-        }
-        return try await DeviceResolver.open(name, console: console)
+        let timed = name.hasPrefix("virtual:") && !name.contains("?") ? name + "?timing=212" : name
+        return try await DeviceResolver.open(timed, console: console)
     }
 
     static func json(_ r: OrderBenchmark.Report, isModel: Bool) -> JSONValue {
