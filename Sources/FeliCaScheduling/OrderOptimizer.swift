@@ -76,7 +76,7 @@ public enum OrderOptimizer {
             if c[i] < i {
                 indices.swapAt(i % 2 == 0 ? 0 : c[i], i)
                 let cost = problem.cost(ofIndices: indices)
-                if cost < best.cost { best = (indices, cost) }
+                if problem.keepsPrecedence(indices) && (!problem.keepsPrecedence(best.order) || cost < best.cost) { best = (indices, cost) }
                 c[i] += 1
                 i = 1
             } else {
@@ -96,11 +96,15 @@ public enum OrderOptimizer {
         for (card, held) in problem.cardCodes.enumerated() where problem.population.cards[card].weight > 0 {
             for j in held { cardsOf[j].insert(card) }
         }
+        var constrained = Set<Int>()
+        for (j, preds) in problem.predecessors.enumerated() where !preds.isEmpty { constrained.insert(j); constrained.formUnion(preds) }
         var useful: [Int] = [], tail: [Int] = []
         for j in problem.codes.indices {
+            // Codes in an order constraint stay in the search: moving them could break it.
+            if constrained.contains(j) { useful.append(j); continue }
             if cardsOf[j].isEmpty { tail.append(j); continue }
             let dominated = problem.codes.indices.contains { k in
-                k != j && cardsOf[j].isSubset(of: cardsOf[k]) && (cardsOf[j] != cardsOf[k] || k < j)
+                k != j && !constrained.contains(k) && !cardsOf[k].isEmpty && cardsOf[j].isSubset(of: cardsOf[k]) && (cardsOf[j] != cardsOf[k] || k < j)
             }
             if dominated { tail.append(j) } else { useful.append(j) }
         }
@@ -111,7 +115,8 @@ public enum OrderOptimizer {
 
     /// Dynamic programming over subsets of `codes` placed first, starting at `offset`,
     /// for cards with the given weights and masks (bit i = holds `codes[i]`).
-    static func subsetDP(masks: [(mask: UInt32, weight: Double)], count m: Int, times: ArraySlice<Double?>) -> [Int] {
+    /// `before[c]`: bits of the codes that must precede code c (0 = free).
+    static func subsetDP(masks: [(mask: UInt32, weight: Double)], count m: Int, times: ArraySlice<Double?>, before: [UInt32]) -> [Int] {
         let size = 1 << m
         let full = UInt32(size - 1)
         // g[T] = weight of cards whose mask ⊆ T (zeta transform); covered(S) = total − g[~S].
@@ -134,7 +139,7 @@ public enum OrderOptimizer {
         for s in 0..<size where undetected[s] < .infinity {
             let k = s.nonzeroBitCount
             let t = base + k < times.endIndex ? times[base + k] : nil
-            for c in 0..<m where s & (1 << c) == 0 {
+            for c in 0..<m where s & (1 << c) == 0 && before[c] & ~UInt32(s) == 0 {
                 let n = s | (1 << c)
                 let newly = covered[n] - covered[s]
                 var u = undetected[s], w = weighted[s]
@@ -168,7 +173,8 @@ public enum OrderOptimizer {
             byMask[mask, default: 0] += problem.population.cards[card].weight
         }
         let masks = byMask.map { (mask: $0.key, weight: $0.value) }
-        return subsetDP(masks: masks, count: codes.count, times: problem.positionTimes[...]).map { codes[$0] }
+        let before = codes.map { j in problem.predecessors[j].reduce(UInt32(0)) { m, p in bitOf[p].map { m | 1 << UInt32($0) } ?? m } }
+        return subsetDP(masks: masks, count: codes.count, times: problem.positionTimes[...], before: before).map { codes[$0] }
     }
 
     // MARK: - Heuristic
@@ -180,8 +186,8 @@ public enum OrderOptimizer {
         var left = candidates
         var order: [Int] = []
         while !left.isEmpty {
-            var best = 0, bestGain = -1.0
-            for (i, j) in left.enumerated() {
+            var best = -1, bestGain = -1.0
+            for (i, j) in left.enumerated() where problem.predecessors[j].allSatisfy({ !left.contains($0) }) {
                 let gain = cardsOf[j].reduce(0.0) { covered[$1] ? $0 : $0 + problem.population.cards[$1].weight }
                 if gain > bestGain { best = i; bestGain = gain }
             }
@@ -212,7 +218,8 @@ public enum OrderOptimizer {
                     if mask != 0 { byMask[mask, default: 0] += problem.population.cards[card].weight }
                 }
                 let masks = byMask.map { (mask: $0.key, weight: $0.value) }
-                let local = subsetDP(masks: masks, count: w, times: problem.positionTimes[s...]).map { window[$0] }
+                let constraints = window.map { j in problem.predecessors[j].reduce(UInt32(0)) { m, p in bitOf[p].map { m | 1 << UInt32($0) } ?? m } }
+                let local = subsetDP(masks: masks, count: w, times: problem.positionTimes[s...], before: constraints).map { window[$0] }
                 var candidate = order
                 candidate.replaceSubrange(s..<(s + w), with: local)
                 if problem.cost(ofIndices: candidate) < problem.cost(ofIndices: order) {

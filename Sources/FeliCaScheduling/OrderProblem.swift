@@ -39,16 +39,61 @@ public struct OrderProblem: Sendable {
     /// For each card, the indices into ``codes`` of the systems it holds, ascending.
     let cardCodes: [[Int]]
 
-    public init(codes: [SystemCode], population: Population, positionTimes: [Double?]) throws(FeliCaError) {
+    /// Pairs of codes that must keep their order: `before` is listed ahead of `after`
+    /// (so a card holding both lands in `before`).
+    public let precedence: [(before: SystemCode, after: SystemCode)]
+    /// For each code, the indices of the codes that must come before it.
+    let predecessors: [[Int]]
+
+    public init(codes: [SystemCode], population: Population, positionTimes: [Double?],
+                precedence: [(before: SystemCode, after: SystemCode)] = []) throws(FeliCaError) {
         guard positionTimes.count >= codes.count else {
             throw FeliCaError(.invalidArgument, "order problem: \(positionTimes.count) position times for \(codes.count) codes")
+        }
+        var predecessors = [[Int]](repeating: [], count: codes.count)
+        for (a, b) in precedence {
+            guard let i = codes.firstIndex(of: a), let j = codes.firstIndex(of: b) else {
+                throw FeliCaError(.invalidArgument, "--before \(a):\(b): both codes must be among the codes to order (\(codes.map(\.description).joined(separator: ", ")))")
+            }
+            guard i != j else { throw FeliCaError(.invalidArgument, "--before \(a):\(b): a code cannot come before itself") }
+            if !predecessors[j].contains(i) { predecessors[j].append(i) }
+        }
+        // Kahn's algorithm: every code must become placeable, else the pairs form a cycle.
+        var placed = [Bool](repeating: false, count: codes.count)
+        var progress = true
+        while progress {
+            progress = false
+            for j in codes.indices where !placed[j] && predecessors[j].allSatisfy({ placed[$0] }) {
+                placed[j] = true
+                progress = true
+            }
+        }
+        if let stuck = codes.indices.first(where: { !placed[$0] }) {
+            throw FeliCaError(.invalidArgument, "--before: the order constraints form a cycle (through \(codes[stuck]))")
         }
         self.codes = codes
         self.population = population
         self.positionTimes = positionTimes
+        self.precedence = precedence
+        self.predecessors = predecessors
         cardCodes = population.cards.map { card in
             codes.indices.filter { j in card.systems.contains { $0.matches(codes[j]) } }
         }
+    }
+
+    /// Whether `order` keeps every ``precedence`` pair.
+    public func satisfiesPrecedence(_ order: [SystemCode]) -> Bool {
+        precedence.allSatisfy { p in
+            guard let i = order.firstIndex(of: p.before), let j = order.firstIndex(of: p.after) else { return true }
+            return i < j
+        }
+    }
+
+    /// Whether an order given as indices keeps every precedence pair.
+    func keepsPrecedence(_ order: [Int]) -> Bool {
+        var rank = [Int](repeating: 0, count: codes.count)
+        for (p, j) in order.enumerated() { rank[j] = p }
+        return predecessors.indices.allSatisfy { j in predecessors[j].allSatisfy { rank[$0] < rank[j] } }
     }
 
     /// Position of each card's first listed system in `order`, nil when it holds none.

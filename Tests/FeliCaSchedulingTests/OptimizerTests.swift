@@ -15,7 +15,7 @@ struct SplitMix64: RandomNumberGenerator {
     }
 }
 
-func randomProblem(seed: UInt64, codes n: Int, cards: Int, limitAt: Int? = nil) throws -> OrderProblem {
+func randomProblem(seed: UInt64, codes n: Int, cards: Int, limitAt: Int? = nil, constraints: Int = 0) throws -> OrderProblem {
     var rng = SplitMix64(state: seed)
     let codes = (0..<n).map { SystemCode(UInt16(0x1000 + $0)) }
     var list: [Population.Card] = []
@@ -30,7 +30,14 @@ func randomProblem(seed: UInt64, codes n: Int, cards: Int, limitAt: Int? = nil) 
         if let l = limitAt, k >= l { return nil }
         return 0.05 + 0.3 * Double(k) + 0.01 * Double(k * k)
     }
-    return try OrderProblem(codes: codes, population: try Population(cards: list), positionTimes: times)
+    // Acyclic pairs: earlier before later in a random ranking of the codes.
+    let ranking = codes.shuffled(using: &rng)
+    var pairs: [(before: SystemCode, after: SystemCode)] = []
+    for _ in 0..<constraints {
+        let i = Int.random(in: 0..<(n - 1), using: &rng), j = Int.random(in: (i + 1)..<n, using: &rng)
+        pairs.append((ranking[i], ranking[j]))
+    }
+    return try OrderProblem(codes: codes, population: try Population(cards: list), positionTimes: times, precedence: pairs)
 }
 
 @Suite struct OptimizerTests {
@@ -45,6 +52,39 @@ func randomProblem(seed: UInt64, codes n: Int, cards: Int, limitAt: Int? = nil) 
         #expect(abs(best.cost.weightedTime - brute.cost.weightedTime) < 1e-9, "seed \(seed): \(best.cost) vs brute force \(brute.cost)")
         #expect(Set(best.order) == Set(problem.codes) && best.order.count == problem.codes.count)
         #expect(!(OrderOptimizer.bruteForce(problem).cost < problem.cost(of: best.order)))
+    }
+
+    @Test(arguments: Array(UInt64(41)...UInt64(60)))
+    func exactMatchesBruteForceUnderOrderConstraints(seed: UInt64) throws {
+        let problem = try randomProblem(seed: seed, codes: 6, cards: 8, constraints: 1 + Int(seed % 4))
+        let brute = OrderOptimizer.bruteForce(problem)
+        let best = OrderOptimizer.optimize(problem)
+        #expect(problem.satisfiesPrecedence(best.order), "seed \(seed): \(best.order) breaks \(problem.precedence)")
+        #expect(problem.satisfiesPrecedence(brute.order))
+        #expect(abs(best.cost.weightedTime - brute.cost.weightedTime) < 1e-9 && abs(best.cost.undetected - brute.cost.undetected) < 1e-9)
+        let heuristic = OrderOptimizer.optimize(problem, exactLimit: 1)
+        #expect(problem.satisfiesPrecedence(heuristic.order))
+        #expect(problem.satisfiesPrecedence(OrderOptimizer.greedy(problem)))
+    }
+
+    @Test func suicaLandsInTransitWhenAsked() throws {
+        let population = try Population(cards: [
+            .init(name: "suica", weight: 5, systems: [.transit, .common]),
+            .init(name: "edy", weight: 1, systems: [0x8B61, .common]),
+        ])
+        let free = try OrderProblem(codes: [.common, .transit], population: population, positionTimes: [0.05, 0.35])
+        #expect(OrderOptimizer.optimize(free).order == [.common, .transit])
+        let kept = try OrderProblem(codes: [.common, .transit], population: population, positionTimes: [0.05, 0.35], precedence: [(.transit, .common)])
+        let best = OrderOptimizer.optimize(kept)
+        #expect(best.order == [.transit, .common])
+        #expect(kept.landingPositions(of: best.order) == [0, 1])
+    }
+
+    @Test func cyclicConstraintsAreRefused() {
+        #expect { try OrderProblem(codes: [1, 2, 3], population: try Population(cards: [.init(name: "a", weight: 1, systems: [1])]), positionTimes: [0, 1, 2],
+                                   precedence: [(1, 2), (2, 3), (3, 1)]) } throws: { ($0 as? FeliCaError)?.reason.contains("cycle") == true }
+        #expect { try OrderProblem(codes: [1, 2], population: try Population(cards: [.init(name: "a", weight: 1, systems: [1])]), positionTimes: [0, 1],
+                                   precedence: [(1, 9)]) } throws: { ($0 as? FeliCaError)?.reason.contains("among the codes") == true }
     }
 
     /// Cards 1 (0.3: A B), 2 (0.3: A C), 3 (0.2: B), 4 (0.2: C). Greedy takes A first

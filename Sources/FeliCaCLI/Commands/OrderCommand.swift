@@ -22,6 +22,7 @@ struct OrderCommand: CLICommand {
             options: [
                 OptionSpec("codes", value: "list", help: "The app's current order (e.g. its Info.plist), comma-separated: the codes to order and the baseline. Default: every system of the population."),
                 OptionSpec("population", value: "file", help: "Cards and their shares (JSON, see above)."),
+                OptionSpec("before", value: "a:b", help: "Keep code a ahead of code b (e.g. 0003:fe00, so a Suica card lands in its transit system, not the common area). Repeatable.", repeatable: true),
                 OptionSpec("model", value: "ios|rf", help: "Timing model (default: ios)."),
                 CommonOptions.json,
                 OptionSpec.flag("plist", help: "Print only the Info.plist entry (com.apple.developer.nfc.readersession.felica.systemcodes) for the best order."),
@@ -29,6 +30,7 @@ struct OrderCommand: CLICommand {
     }
 
     let codes: [SystemCode]?
+    let precedence: [(before: SystemCode, after: SystemCode)]
     let populationPath: String?
     let modelName: String
     let json: Bool
@@ -43,6 +45,13 @@ struct OrderCommand: CLICommand {
             throw UsageError(error.reason)
         }
         populationPath = args.value("population")
+        precedence = try args.all("before").map { pair throws(UsageError) in
+            let parts = pair.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, let a = SystemCode(hex: String(parts[0])), let b = SystemCode(hex: String(parts[1])) else {
+                throw UsageError("option '--before': \"\(pair)\" is not two system codes joined by ':' (e.g. 0003:fe00)")
+            }
+            return (a, b)
+        }
         json = args.flag("json")
         plist = args.flag("plist")
         if json && plist { throw UsageError("choose one of '--json' and '--plist'") }
@@ -53,7 +62,12 @@ struct OrderCommand: CLICommand {
         let population = try populationPath.map { path throws(FeliCaError) in try Population.load(path: path) } ?? Self.samplePopulation()
         let list = codes ?? population.systemCodes
         let times = try await ModelCards.positionTimes(model: model, count: list.count)
-        let problem = try OrderProblem(codes: list, population: population, positionTimes: times)
+        let problem: OrderProblem
+        do {
+            problem = try OrderProblem(codes: list, population: population, positionTimes: times, precedence: precedence)
+        } catch where error.code == .invalidArgument {
+            throw UsageError(error.reason)
+        }
         let best = OrderOptimizer.optimize(problem)
         let bestRun = try await OrderEvaluation.evaluate(order: best.order, population: population, model: model)
         var baseRun: OrderEvaluation? = nil
@@ -91,9 +105,12 @@ struct OrderCommand: CLICommand {
                 }
             }
             if let baseRun {
-                console.line("Baseline (--codes): " + baseRun.order.map(\.description).joined(separator: ", "))
+                let broken = problem.satisfiesPrecedence(baseRun.order) ? "" : " (breaks --before)"
+                console.line("Baseline (--codes): " + baseRun.order.map(\.description).joined(separator: ", ") + broken)
                 console.line("  " + Self.summary(baseRun))
-                if let b = baseRun.expected, let e = bestRun.expected, b > 0 {
+                if let b = baseRun.expected, let e = bestRun.expected, b - e < 1e-9 {
+                    console.line("  the baseline is as fast as the best order")
+                } else if let b = baseRun.expected, let e = bestRun.expected, b > 0 {
                     console.line("  the best order saves \(Self.seconds(b - e)) per detection on average (\(Self.percent((b - e) / b)))")
                 }
             }
