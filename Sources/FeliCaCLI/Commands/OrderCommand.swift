@@ -62,12 +62,7 @@ struct OrderCommand: CLICommand {
         let population = try populationPath.map { path throws(FeliCaError) in try Population.load(path: path) } ?? Self.samplePopulation()
         let list = codes ?? population.systemCodes
         let times = try await ModelCards.positionTimes(model: model, count: list.count)
-        let problem: OrderProblem
-        do {
-            problem = try OrderProblem(codes: list, population: population, positionTimes: times, precedence: precedence)
-        } catch where error.code == .invalidArgument {
-            throw UsageError(error.reason)
-        }
+        let problem = try Self.problem(codes: list, population: population, times: times, precedence: precedence)
         let best = OrderOptimizer.optimize(problem)
         let bestRun = try await OrderEvaluation.evaluate(order: best.order, population: population, model: model)
         var baseRun: OrderEvaluation? = nil
@@ -124,6 +119,19 @@ struct OrderCommand: CLICommand {
             console.out(TextTable.render(rows, rightAligned: [1, 3, 5]))
         }
         return ExitCode.ok
+    }
+
+    /// The problem to solve; impossible order constraints are a usage error.
+    static func problem(codes: [SystemCode], population: Population, times: [Double?],
+                        precedence: [(before: SystemCode, after: SystemCode)]) throws -> OrderProblem {
+        let result = Result { () throws(FeliCaError) -> OrderProblem in
+            try OrderProblem(codes: codes, population: population, positionTimes: times, precedence: precedence)
+        }
+        switch result {
+        case .success(let p): return p
+        case .failure(let e) where e.code == .invalidArgument: throw UsageError(e.reason)
+        case .failure(let e): throw e
+        }
     }
 
     /// Every built-in sample card, equally weighted.
