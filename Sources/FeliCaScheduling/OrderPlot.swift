@@ -7,8 +7,9 @@ public enum OrderPlot {
     static let width = 800.0, height = 500.0
     static let left = 80.0, right = 30.0, top = 60.0, bottom = 70.0
 
-    /// A self-contained SVG document of `report`.
-    public static func svg(_ report: OrderBenchmark.Report) -> String {
+    /// A self-contained SVG document of `report`, with `measured` points (position,
+    /// seconds) drawn for comparison under `measuredLabel`.
+    public static func svg(_ report: OrderBenchmark.Report, measured: [(position: Int, seconds: Double)] = [], measuredLabel: String = "measured") -> String {
         let positions = report.rows.map(\.position)
         let maxX = Double(max(positions.max() ?? 1, 1))
         var maxY = report.rows.compactMap(\.mean).max() ?? 1
@@ -24,12 +25,12 @@ public enum OrderPlot {
         <?xml version="1.0" encoding="UTF-8"?>
         <svg xmlns="http://www.w3.org/2000/svg" width="\(n(width))" height="\(n(height))" viewBox="0 0 \(n(width)) \(n(height))" font-family="Helvetica, Arial, sans-serif" font-size="12">
         <rect width="100%" height="100%" fill="white"/>
-        <text x="\(n(width / 2))" y="24" text-anchor="middle" font-size="16" font-weight="bold">\(escape("Detection time by position of \(report.target) — \(report.source)"))</text>
+        <text x="\(n(width / 2))" y="24" text-anchor="middle" font-size="16" font-weight="bold">\(escape("Detection time by position of \(report.target) in the polled list"))</text>
 
         """
-        if let fit = report.fit {
-            s += "<text x=\"\(n(width / 2))\" y=\"44\" text-anchor=\"middle\" fill=\"#444\">\(escape("fit: \(format(fit.base)) s + \(format(fit.slope)) s per code, r² \(format(fit.r2))"))</text>\n"
-        }
+        let source = report.source.count > 60 ? "…" + report.source.suffix(59) : report.source
+        let fitText = report.fit.map { "fit: \(format($0.base)) s + \(format($0.slope)) s per code, r² \(format($0.r2))" } ?? "no fit"
+        s += "<text x=\"\(n(width / 2))\" y=\"44\" text-anchor=\"middle\" fill=\"#444\">\(escape("\(source) · \(fitText)"))</text>\n"
         // Grid, ticks and tick labels.
         s += "<g stroke=\"#e4e4e4\" stroke-width=\"1\">\n"
         for t in xTicks { s += "<line x1=\"\(n(px(t)))\" y1=\"\(n(top))\" x2=\"\(n(px(t)))\" y2=\"\(n(top + plotH))\"/>\n" }
@@ -68,6 +69,15 @@ public enum OrderPlot {
                 s += "<line x1=\"\(n(px(a)))\" y1=\"\(n(py(fit.value(at: a))))\" x2=\"\(n(px(b)))\" y2=\"\(n(py(fit.value(at: b))))\" stroke=\"#1f77b4\" stroke-width=\"2\" stroke-dasharray=\"8 4\"/>\n"
             }
         }
+        // Reference measurements: open squares.
+        if !measured.isEmpty {
+            s += "<g fill=\"none\" stroke=\"#111\" stroke-width=\"1.5\">\n"
+            for m in measured where Double(m.position) <= xMax {
+                let x = px(Double(m.position)), y = py(m.seconds)
+                s += "<rect x=\"\(n(x - 5))\" y=\"\(n(y - 5))\" width=\"10\" height=\"10\"><title>\(escape(measuredLabel)) \(m.position): \(format(m.seconds)) s</title></rect>\n"
+            }
+            s += "</g>\n"
+        }
         // Never detected: crosses on the top edge.
         let never = report.rows.filter { !$0.detected }
         if !never.isEmpty {
@@ -79,9 +89,14 @@ public enum OrderPlot {
             s += "</g>\n"
         }
         // Legend.
-        let lx = left + plotW - 180, ly = top + plotH - 70
+        let lx = left + plotW - (measured.isEmpty ? 180 : 230), ly = top + plotH - 16 - Double(1 + (report.fit == nil ? 0 : 1) + (report.rows.contains { !$0.detected } ? 1 : 0)) * 18
         s += "<g font-size=\"12\">\n"
-        s += "<rect x=\"\(n(lx - 14))\" y=\"\(n(ly - 14))\" width=\"186\" height=\"62\" fill=\"white\" stroke=\"#ccc\"/>\n"
+        let entries = 1 + (report.fit == nil ? 0 : 1) + (never.isEmpty ? 0 : 1) + (measured.isEmpty ? 0 : 1)
+        let legendWidth = measured.isEmpty ? 186.0 : 236.0
+        s += "<rect x=\"\(n(lx - 14))\" y=\"\(n(ly - (measured.isEmpty ? 14 : 32)))\" width=\"\(n(legendWidth))\" height=\"\(n(Double(entries) * 18 + 8))\" fill=\"white\" stroke=\"#ccc\"/>\n"
+        if !measured.isEmpty {
+            s += "<rect x=\"\(n(lx - 5))\" y=\"\(n(ly - 23))\" width=\"10\" height=\"10\" fill=\"none\" stroke=\"#111\" stroke-width=\"1.5\"/><text x=\"\(n(lx + 10))\" y=\"\(n(ly - 14))\">\(escape(measuredLabel))</text>\n"
+        }
         s += "<circle cx=\"\(n(lx))\" cy=\"\(n(ly))\" r=\"3.5\" fill=\"#ff7f0e\"/><text x=\"\(n(lx + 10))\" y=\"\(n(ly + 4))\">mean detection time</text>\n"
         if report.fit != nil {
             s += "<line x1=\"\(n(lx - 6))\" y1=\"\(n(ly + 18))\" x2=\"\(n(lx + 6))\" y2=\"\(n(ly + 18))\" stroke=\"#1f77b4\" stroke-width=\"2\" stroke-dasharray=\"4 2\"/><text x=\"\(n(lx + 10))\" y=\"\(n(ly + 22))\">least-squares fit</text>\n"

@@ -88,7 +88,10 @@ struct BenchOrderCommand: CLICommand {
         }
         console.endProgress()
         if let plot = args.value("plot") {
-            try FileOutput.writeAtomically(OrderPlot.svg(report), to: plot)
+            // The ios model's own source points go on its plot, for comparison.
+            let measured = report.modelSummary != nil && report.source == "ios" && report.target == .common && args.value("card") == nil
+                ? IOSTimingModel.measurements.compactMap { m in m.seconds.map { (position: m.position, seconds: $0) } } : []
+            try FileOutput.writeAtomically(OrderPlot.svg(report, measured: measured, measuredLabel: "measured on iOS 13 (issue 7)"), to: plot)
         }
         if args.flag("json") {
             JSONOut.print(Self.json(report, isModel: args.value("device") == nil), console)
