@@ -118,7 +118,7 @@ public struct OrderBenchmark: Sendable {
 /// Position lists as given to `--positions`: `0-150`, `0,1,2,148-150`.
 public enum PositionList {
     /// Largest position accepted (a list longer than any reader session).
-    public static let maximum = 10_000
+    public static let maximum = 1_000
 
     /// Parses comma-separated positions and inclusive ranges into sorted, unique positions.
     public static func parse(_ text: String) throws(FeliCaError) -> [Int] {

@@ -284,8 +284,9 @@ public enum OrderOptimizer {
         let byWeight = (0..<m).sorted { singleWeights[$0] > singleWeights[$1] }
         var bound = [Double](repeating: detectable, count: m + 1)   // bound[k] ≥ best cover by k codes
         bound[0] = 0
+        let ordered = byWeight.map { sets[$0] }
         for k in 1..<m {
-            let searched = maxCoverageBound(k: k, sets: byWeight.map { sets[$0] }, weight: weight, nodeBudget: nodeBudget)
+            let searched = maxCoverageBound(k: k, sets: ordered, weight: weight, nodeBudget: max(1000, totalNodeBudget / m))
             let chained = min(singles.prefix(k).reduce(0, +), bound[k - 1] + singles[0], k > 1 ? bound[k - 1] * Double(k) / Double(k - 1) : detectable)
             bound[k] = min(detectable, searched, chained)
         }
@@ -294,8 +295,9 @@ public enum OrderOptimizer {
         return total
     }
 
-    /// Branch-and-bound nodes spent per k on maximum coverage before settling for a bound.
-    static let nodeBudget = 20000
+    /// Branch-and-bound nodes spent on maximum coverage, shared by the k = 1 … m − 1
+    /// searches, before each settles for a bound (keeps 150 codes to seconds).
+    static let totalNodeBudget = 480_000
 
     /// An upper bound on the weight `k` of `sets` can cover: branch and bound over the
     /// sets (include / skip), pruning a branch when its cover plus the k − c largest
