@@ -47,7 +47,7 @@ public enum OrderOptimizer {
             order = exactOrder(problem, codes: useful)
             method = .exact
         } else {
-            order = improveWindows(problem, order: greedyIndices(problem, among: useful))
+            order = iteratedSearch(problem, start: greedyIndices(problem, among: useful))
             method = .heuristic
         }
         let full = order + tail
@@ -232,6 +232,32 @@ public enum OrderOptimizer {
         return order
     }
 
+    /// Kicks tried by ``iteratedSearch`` after the first local optimum.
+    public static let kicks = 24
+
+    /// Iterated local search: window improvement, then repeatedly move a random block of
+    /// codes elsewhere and improve again, keeping the best order seen. The random
+    /// numbers are seeded, so results are reproducible.
+    static func iteratedSearch(_ problem: OrderProblem, start: [Int]) -> [Int] {
+        var best = improveWindows(problem, order: start)
+        var bestCost = problem.cost(ofIndices: best)
+        guard best.count > windowWidth else { return best }
+        var rng = SeededRandom(state: 0x5EED_F31C_A000_0000 ^ UInt64(best.count))
+        for _ in 0..<kicks {
+            var candidate = best
+            let length = Int.random(in: 1...3, using: &rng)
+            let from = Int.random(in: 0...(candidate.count - length), using: &rng)
+            let block = Array(candidate[from..<(from + length)])
+            candidate.removeSubrange(from..<(from + length))
+            candidate.insert(contentsOf: block, at: Int.random(in: 0...candidate.count, using: &rng))
+            guard problem.keepsPrecedence(candidate) else { continue }
+            candidate = improveWindows(problem, order: candidate)
+            let cost = problem.cost(ofIndices: candidate)
+            if cost < bestCost { best = candidate; bestCost = cost }
+        }
+        return best
+    }
+
     // MARK: - Lower bound
 
     /// A weighted time no order of the useful codes can beat. With t(k) the time at
@@ -340,5 +366,17 @@ public enum OrderOptimizer {
         }
         search(0, 0, [UInt64](repeating: 0, count: words), 0)
         return max(best, open)
+    }
+}
+
+/// SplitMix64: a small seeded generator, so the heuristic gives the same order every run.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
