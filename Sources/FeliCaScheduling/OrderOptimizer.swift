@@ -6,7 +6,7 @@ public struct OptimizedOrder: Hashable, Sendable {
     public enum Method: String, Hashable, Sendable {
         /// Dynamic programming over subsets: no order is better.
         case exact
-        /// Greedy start improved by exact re-ordering of sliding windows.
+        /// Greedy start improved by exact re-ordering of sliding windows and seeded kicks.
         case heuristic
     }
 
@@ -43,7 +43,8 @@ public enum OrderOptimizer {
         let (useful, tail) = reduce(problem)
         let order: [Int]
         let method: OptimizedOrder.Method
-        if useful.count <= min(exactLimit, 30) {
+        // 24 codes already need 2^24 states of 17 bytes: the hard ceiling of the DP.
+        if useful.count <= min(exactLimit, 24) {
             order = exactOrder(problem, codes: useful)
             method = .exact
         } else {
@@ -113,8 +114,9 @@ public enum OrderOptimizer {
 
     // MARK: - Exact
 
-    /// Dynamic programming over subsets of `codes` placed first, starting at `offset`,
-    /// for cards with the given weights and masks (bit i = holds `codes[i]`).
+    /// Dynamic programming over subsets of m codes already placed, for cards with the
+    /// given weights and masks (bit i = holds code i), position k costing `times[start + k]`.
+    /// Returns the best order as code bits.
     /// `before[c]`: bits of the codes that must precede code c (0 = free).
     static func subsetDP(masks: [(mask: UInt32, weight: Double)], count m: Int, times: ArraySlice<Double?>, before: [UInt32]) -> [Int] {
         let size = 1 << m
