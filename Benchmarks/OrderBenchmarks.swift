@@ -1,6 +1,11 @@
 import FeliCa
+import FeliCaCLI
 import FeliCaScheduling
 import FeliCaSimulation
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// System-code ordering figures: optimiser speed, and per-code delay and wildcard + Request
 /// System Code time on the timing models and through the timed virtual card.
@@ -67,7 +72,21 @@ private func orderTimingFigures() async throws {
     let transport = VirtualTransport(card: ModelCards.card(systems: edy), name: "virtual (212 kbps timing)", timing: .kbps212)
     let report = try await OrderBenchmark(positions: positions, repeatCount: 3).run(on: .device(transport))
     print("device \(transport.name), real clock, 3 runs: \(describe(report))")
-    print("PN532 emulator: not measured here yet (needs felica-sim pn532 and libnfc)")
+
+    // Real libnfc against the PN532 emulator on a pty, with its rf timing.
+    setenv("LIBNFC_AUTO_SCAN", "false", 1)
+    setenv("LIBNFC_LOG_LEVEL", "0", 1)
+    guard let server = try? PN532Server(card: ModelCards.card(systems: edy), options: .init(timing: true)) else {
+        print("PN532 emulator: cannot start it, skipped")
+        return
+    }
+    server.start()
+    defer { server.stop() }
+    let device = "libnfc:" + server.connectionString
+    let reader = try await DeviceResolver.open(device)
+    let pn532 = try await OrderBenchmark(positions: positions, repeatCount: 3).run(on: .device(reader))
+    await reader.close()
+    print("device libnfc + PN532 emulator (rf timing), real clock, 3 runs: \(describe(pn532))")
 }
 
 private func describe(_ r: OrderBenchmark.Report) -> String {
