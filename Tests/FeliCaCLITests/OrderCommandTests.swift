@@ -1,5 +1,6 @@
 import Foundation
 import FoundationXML
+import FeliCaSimulation
 import Testing
 
 /// Goldens and checks for `felica order` and `felica bench order`.
@@ -73,6 +74,35 @@ import Testing
         #expect(means.count == 3 && means[2] - means[0] > 0.007)
         let wildcard = try #require(json["wildcard"] as? [String: Any])
         #expect((wildcard["exchanges"] as? Int) == 2)
+    }
+
+    /// Real libnfc in the `felica` process against the PN532 emulator (rf timing) on a pty.
+    @Test func benchThroughLibNFCAndThePN532Emulator() throws {
+        let card = VirtualCard(image: CardImage(pmm: CardImage.defaultPMm, systems: [
+            CardImage.System(code: 0x8B61, services: []), CardImage.System(code: 0xFE00, services: []),
+        ]))
+        let server = try PN532Server(card: card, options: .init(timing: true))
+        server.start()
+        defer { server.stop() }
+        let plot = temporaryPath("libnfc.svg")
+        let r = try run(["bench", "order", "--device", "libnfc:" + server.connectionString, "--positions", "0-4,12", "--repeat", "2", "--json", "--plot", plot],
+                        environment: ["LIBNFC_LOG_LEVEL": "0"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect((json["device"] as? String)?.hasPrefix("libnfc:pn532_uart:") == true)
+        #expect((json["system"] as? String) == "fe00")
+        let rows = try #require(json["rows"] as? [[String: Any]])
+        #expect(rows.compactMap { $0["position"] as? Int } == [0, 1, 2, 3, 4, 12])
+        #expect(rows.allSatisfy { $0["detected"] as? Bool == true })
+        let means = rows.compactMap { $0["mean"] as? Double }
+        #expect(means.count == 6 && zip(means, means.dropFirst()).allSatisfy { $0 < $1 }, "detection time must grow with position: \(means)")
+        // Each code the card lacks costs at least one Polling window on the air (~3.6 ms).
+        let fit = try #require(json["fit"] as? [String: Any])
+        #expect((fit["perCode"] as? Double ?? 0) > 0.0036)
+        let wildcard = try #require(json["wildcard"] as? [String: Any])
+        #expect((wildcard["exchanges"] as? Int) == 2)
+        #expect((wildcard["systems"] as? [String]) == ["8b61", "fe00"])
+        _ = try XMLDocument(contentsOf: URL(fileURLWithPath: plot))
     }
 
     @Test(arguments: [
