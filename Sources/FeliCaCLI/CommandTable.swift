@@ -9,6 +9,8 @@ enum FelicaCommands {
             BalanceCommand.self,
             HistoryCommand.self,
             WatchCommand.self,
+            OrderCommand.self,
+            BenchCommand.self,
         ]
     }
 }
