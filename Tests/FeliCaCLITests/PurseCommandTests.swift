@@ -97,6 +97,13 @@ func watchEndsCleanlyOnSignal(_ sig: Int32) throws {
         text += String(decoding: chunk, as: UTF8.self)
     }
     kill(p.processIdentifier, sig)
+    // A lost signal must fail the test, not hang it.
+    let deadline = Date().addingTimeInterval(10)
+    while p.isRunning && Date() < deadline { usleep(10_000) }
+    if p.isRunning {
+        kill(p.processIdentifier, SIGKILL)
+        Issue.record("felica watch did not end within 10 s of signal \(sig)")
+    }
     text += String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
     p.waitUntilExit()
     #expect(p.terminationReason == .exit)
@@ -122,4 +129,14 @@ func purseHelp(_ command: String) throws {
     let skipped = try run(["balance", "--device", "virtual:suica"])
     #expect(skipped.stdout == probed.stdout)
     #expect(skipped.stderr.contains("common area FE00 not probed") && skipped.stderr.contains("--all-systems"))
+}
+
+/// A key-protected history is reported as needing a key, in text and JSON; the balance
+/// still shows.
+@Test func keyProtectedHistory() throws {
+    for (args, golden) in [(["history"], "history_edy_keyed.txt"), (["history", "--json"], "history_json_edy_keyed.txt")] {
+        let r = try run(args + ["--device", "virtual:" + fixture("edy-history-keyed.json")])
+        #expect(r.status == 0, "\(r.stderr)")
+        try expectGolden(r.stdout, golden)
+    }
 }

@@ -130,3 +130,18 @@ func sampleCardsDecodeCleanly(_ name: String) async throws {
         #expect(p.balance == history.first?.transaction?.balance)
     }
 }
+
+/// A card whose history holds fewer blocks than the layout's 20: the batch is refused
+/// (block out of range), each service is read alone, the history stops where the card's does.
+@Test func shorterHistoryThanTheLayout() async throws {
+    var image = try sample("suica")
+    image.systems[0].services = image.systems[0].services.map { s in
+        s.code == TransitIC.historyService ? CardImage.Service(code: s.code, blocks: Array(s.blocks!.prefix(7))) : s
+    }
+    let report = try await CardReader(depth: .history).read(session(image))
+    let p = try #require(report.purses.first)
+    #expect(p.issues.isEmpty, "\(p.issues)")
+    #expect(p.transactions.map(\.sequence) == Array((0x9B...0xA1).reversed()))
+    #expect(p.transactions.last?.amount == nil)
+    #expect(p.transit?.gateLog?.count == 2)
+}

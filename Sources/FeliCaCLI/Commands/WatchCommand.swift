@@ -1,4 +1,3 @@
-import Dispatch
 import FeliCa
 import FeliCaCards
 import Synchronization
@@ -40,14 +39,19 @@ struct WatchCommand: CLICommand {
     func run(_ console: Console) async throws -> Int32 {
         let session = try await CardContext.session(args, console: console)
         let json = args.flag("json"), limit = count, reader = PurseOutput.reader(.balance, args, stations: nil)
-        // Handlers first: a signal that arrives before the loop starts still ends it.
-        let stopper = Stopper()
-        let signals = Self.onInterrupt { stopper.stop() }
-        defer { for s in signals { s.cancel() } }
+        // The handler is in place before the loop starts, so no signal is lost.
+        Self.catchInterrupts()
         let task = Task { () async throws -> Void in
             try await Self.loop(session, reader: reader, json: json, limit: limit, console: console)
         }
-        stopper.set(task)
+        let monitor = Task {
+            while !Self.interrupted.load(ordering: .relaxed) {
+                if Task.isCancelled { return }
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+            task.cancel()
+        }
+        defer { monitor.cancel() }
         do {
             try await task.value
         } catch is CancellationError {
@@ -61,28 +65,19 @@ struct WatchCommand: CLICommand {
         return ExitCode.ok
     }
 
-    /// Cancels the watch loop once it exists, or as soon as it is handed over.
-    final class Stopper: Sendable {
-        private let state = Mutex<(task: Task<Void, any Error>?, stopped: Bool)>((nil, false))
+    /// Set by the SIGINT/SIGTERM handler (an atomic store is async-signal-safe); the
+    /// monitor task turns it into cancellation of the watch loop.
+    static let interrupted = Atomic<Bool>(false)
 
-        func set(_ task: Task<Void, any Error>) {
-            let stopped = state.withLock { s in s.task = task; return s.stopped }
-            if stopped { task.cancel() }
-        }
-
-        func stop() {
-            state.withLock { s in s.stopped = true; return s.task }?.cancel()
-        }
-    }
-
-    /// Routes SIGINT and SIGTERM to `handler` instead of killing the process.
-    static func onInterrupt(_ handler: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
-        [SIGINT, SIGTERM].map { sig in
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler(handler: handler)
-            source.resume()
-            return source
+    /// Installs the handler synchronously with sigaction (a dispatch signal source
+    /// registers asynchronously, and a signal in that window would be lost).
+    static func catchInterrupts() {
+        for sig in [SIGINT, SIGTERM] {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { _ in WatchCommand.interrupted.store(true, ordering: .relaxed) }
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = SA_RESTART
+            sigaction(sig, &action, nil)
         }
     }
 
