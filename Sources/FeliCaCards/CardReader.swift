@@ -135,17 +135,18 @@ public struct CardReader: Sendable {
                                       (WAON.pointsService, "points", 1, true), (WAON.historyService, "history", WAON.historyBlocks, false)]),
     ]
 
-    /// One Request Service for every e-money service and its key-protected twin, then one
-    /// batched read of everything present.
+    /// One Request Service for the balance service of every e-money profile and its
+    /// key-protected twins (few nodes: Request Service time grows with each node), then one
+    /// batched read of every service of the profiles present, which is also the probe for
+    /// those services.
     func readCommonArea(_ session: CardSession, _ target: Target, _ system: SystemCode) async throws(FeliCaError) -> [Purse] {
-        let all = Self.commonAreaProfiles.flatMap { $0.2.map(\.0) }
-        let presence = try await probe(session, target, all)
+        let presence = try await probe(session, target, Self.commonAreaProfiles.map(\.1))
         var plans: [(PurseProfile, [(ServiceCode, String, Int)])] = []
         for (profile, balance, services) in Self.commonAreaProfiles {
             guard presence[balance] != nil else { continue }
             plans.append((profile, services.filter { depth == .history || $0.3 }.map { ($0.0, $0.1, $0.2) }))
         }
-        let results = try await readServices(session, target, plans.flatMap(\.1), presence: presence)
+        let results = plans.isEmpty ? [] : try await readServices(session, target, plans.flatMap(\.1))
         var purses: [Purse] = []
         var k = 0
         for (profile, services) in plans {
