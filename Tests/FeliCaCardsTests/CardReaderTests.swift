@@ -145,3 +145,20 @@ func sampleCardsDecodeCleanly(_ name: String) async throws {
     #expect(p.transactions.last?.amount == nil)
     #expect(p.transit?.gateLog?.count == 2)
 }
+
+/// The transit layout under a regional card's own system code (IruCa 80DE), behind an
+/// unrelated first system: found by Request System Code, read through its own IDm.
+@Test func regionalTransitSystemCode() async throws {
+    let suica = try sample("suica")
+    let image = CardImage(pmm: PMm(rawValue: 0x0120_2204_2767_4EFF), systems: [
+        CardImage.System(code: 0x12FC, idm: IDm(rawValue: 0x0120_0000_0000_0001), services: [.init(code: 0x000B, blocks: [[UInt8](repeating: 0, count: 16)])]),
+        CardImage.System(code: 0x80DE, services: suica.systems[0].services),
+    ])
+    let s = session(image)
+    let report = try await CardReader(depth: .balance).read(s)
+    #expect(report.systems == [0x12FC, 0x80DE])
+    #expect(report.purses.map(\.profile) == [.transitIC])
+    #expect(report.purses.first?.system == 0x80DE)
+    #expect(report.purses.first?.balance == 1_234)
+    #expect(report.notes == ["system 12FC not probed: no known purse layout lives there"])
+}
