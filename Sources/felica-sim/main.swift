@@ -1,1 +1,7 @@
-print("felica-sim")
+import FeliCaCLI
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+exit(await FeliCaCommandLine.felicaSim(Array(CommandLine.arguments.dropFirst())))

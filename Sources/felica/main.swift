@@ -1,1 +1,7 @@
-print("felica")
+import FeliCaCLI
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+exit(await FeliCaCommandLine.felica(Array(CommandLine.arguments.dropFirst())))

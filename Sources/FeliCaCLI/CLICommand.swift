@@ -1,0 +1,51 @@
+import FeliCa
+
+/// A command of `felica` or `felica-sim`: its configuration drives parsing and help.
+public protocol CLICommand: Sendable {
+    static var configuration: CommandConfiguration { get }
+    /// Builds the command from parsed options; throws for values that do not make sense.
+    init(_ arguments: ParsedArguments) throws(UsageError)
+    /// Runs it; returns the exit code.
+    func run(_ console: Console) async throws -> Int32
+}
+
+extension CLICommand {
+    /// Group commands only show help.
+    public init(_ arguments: ParsedArguments) throws(UsageError) {
+        throw UsageError("'\(Self.configuration.name)' needs a subcommand")
+    }
+    public func run(_ console: Console) async throws -> Int32 { 64 }
+}
+
+/// Exit codes (ARCHITECTURE.md, "Command line").
+public enum ExitCode {
+    public static let ok: Int32 = 0
+    public static let failure: Int32 = 1
+    public static let usage: Int32 = 64
+    public static let unavailable: Int32 = 69
+}
+
+/// A failure of the command line itself with the exit code it maps to.
+public struct CLIError: Error, CustomStringConvertible {
+    public var message: String
+    public var exitCode: Int32
+    public init(_ message: String, exitCode: Int32 = ExitCode.failure) {
+        self.message = message
+        self.exitCode = exitCode
+    }
+    public var description: String { message }
+}
+
+/// Options every command that talks to a card accepts.
+public enum CommonOptions {
+    public static let device = OptionSpec(
+        "device", short: "d", value: "device",
+        help: "Reader or card: libnfc[:<connstring>], pcsc[:<reader>], virtual:<card>, replay:<trace> (default: $FELICA_DEVICE, else the first reader found).")
+    public static let trace = OptionSpec(
+        "trace", value: "file", help: "Record every exchange with the card to <file> (felica-trace/1, JSON Lines).")
+    public static let json = OptionSpec.flag("json", help: "Print JSON instead of text.")
+    public static let stations = OptionSpec(
+        "stations", value: "file", help: "CSV of station names keyed by area, line and station (see Docs/formats.md).")
+    /// `--device` and `--trace`.
+    public static let card: [OptionSpec] = [device, trace]
+}

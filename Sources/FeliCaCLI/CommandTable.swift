@@ -1,0 +1,19 @@
+/// Every `felica` subcommand, in help order. Add new commands here.
+enum FelicaCommands {
+    static var all: [any CLICommand.Type] {
+        [
+            DevicesCommand.self,
+            PollCommand.self,
+            DumpCommand.self,
+            ReadCommand.self,
+            BalanceCommand.self,
+        ]
+    }
+}
+
+/// Every `felica-sim` subcommand. Add new stand-ins here.
+enum FelicaSimCommands {
+    static var all: [any CLICommand.Type] {
+        []
+    }
+}

@@ -1,0 +1,81 @@
+import FeliCa
+import FeliCaJSON
+import FeliCaSimulation
+
+/// `felica dump`: everything a card shows without keys.
+struct DumpCommand: CLICommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "dump",
+            abstract: "Read every system, area and service the card shows without keys.",
+            discussion: "With --json the output is a felica-card/1 card image: `--device virtual:<file>` serves it back.",
+            options: CommonOptions.card + [
+                CommonOptions.json,
+                OptionSpec("output", short: "o", value: "file", help: "Write to <file> instead of stdout (replaced only once the dump is complete)."),
+            ])
+    }
+
+    let args: ParsedArguments
+    init(_ args: ParsedArguments) throws(UsageError) { self.args = args }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let image = try await CardContext.with(args, console: console) { session in
+            try await CardImage.read(using: session) { console.progress($0) }
+        }
+        console.endProgress()
+        let text = args.flag("json") ? image.jsonText() : Self.tree(image)
+        if let path = args.value("output") {
+            try FileOutput.writeAtomically(text, to: path)
+        } else {
+            console.out(text)
+        }
+        return ExitCode.ok
+    }
+
+    /// The readable tree: systems → areas → services → blocks.
+    static func tree(_ image: CardImage) -> String {
+        var out = ""
+        let pmm = image.pmm ?? CardImage.defaultPMm
+        out += "Card  PMm \(pmm)  IC \(pmm.ic)\n"
+        for (i, system) in image.systems.enumerated() {
+            out += "System \(system.code)" + (system.code.knownName.map { " (\($0))" } ?? "") + "  IDm \(image.idm(ofSystem: i))"
+            if let p = system.pmm { out += "  PMm \(p)" }
+            out += "\n"
+            var depth: [AreaCode] = []  // ends of the open areas
+            var nodes: [(NodeCode, String, CardImage.Service?)] = system.areas.map { ($0.code, "end \($0.end)", nil) }
+            nodes += system.services.map { ($0.code, "", $0) }
+            nodes.sort { $0.0 < $1.0 }
+            let ends = Dictionary(system.areas.map { ($0.code, $0.end) }, uniquingKeysWith: { a, _ in a })
+            for (code, _, service) in nodes {
+                while let last = depth.last, code > last { depth.removeLast() }
+                let indent = String(repeating: "  ", count: depth.count + 1)
+                if let service {
+                    out += indent + "Service \(code)  \(code.attribute)"
+                    if let kv = service.keyVersion { out += "  key version \(Hex.encode([UInt8(kv >> 8), UInt8(kv & 0xFF)]))" }
+                    if let blocks = service.blocks {
+                        out += "  \(blocks.count) block\(blocks.count == 1 ? "" : "s")\n"
+                        for (b, data) in blocks.enumerated() {
+                            out += indent + "  " + pad(String(b), 4) + hexGroups(data) + "  " + printable(data) + "\n"
+                        }
+                    } else {
+                        out += "  \(service.blockCount ?? 0) blocks, needs a key\n"
+                    }
+                } else {
+                    out += indent + "Area \(code)-\(ends[code] ?? code)\n"
+                    depth.append(ends[code] ?? code)
+                }
+            }
+        }
+        return out
+    }
+
+    static func pad(_ s: String, _ n: Int) -> String { s + String(repeating: " ", count: max(1, n - s.count)) }
+
+    static func hexGroups(_ data: [UInt8]) -> String {
+        stride(from: 0, to: data.count, by: 4).map { Hex.encode(data[$0..<min($0 + 4, data.count)]) }.joined(separator: " ")
+    }
+
+    static func printable(_ data: [UInt8]) -> String {
+        String(decoding: data.map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: ".") }, as: UTF8.self)
+    }
+}

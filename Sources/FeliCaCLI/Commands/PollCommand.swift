@@ -1,0 +1,53 @@
+import FeliCa
+import FeliCaJSON
+
+/// `felica poll`: who is on the reader.
+struct PollCommand: CLICommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "poll",
+            abstract: "Poll for a card and show its IDm, PMm, IC and systems.",
+            discussion: "Without --system-code the card is polled with the wildcard FFFF and its systems are listed with Request System Code.",
+            options: CommonOptions.card + [
+                OptionSpec("system-code", value: "hex", help: "Poll this system code (FF in a byte is a wildcard)."),
+                CommonOptions.json,
+            ])
+    }
+
+    let args: ParsedArguments
+    let systemCode: SystemCode
+
+    init(_ args: ParsedArguments) throws(UsageError) {
+        self.args = args
+        systemCode = try args.value("system-code").map { s throws(UsageError) in try CardContext.systemCode(s, option: "system-code") } ?? .wildcard
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let code = systemCode
+        let (target, systems) = try await CardContext.with(args, console: console) { session in
+            guard let r = try await session.poll(systemCode: code, requestCode: .systemCode) else {
+                throw FeliCaError(.noCard, code == .wildcard
+                    ? "no card answered Polling on \(session.transport.name): place a card on the reader"
+                    : "no card answered Polling for system \(code) on \(session.transport.name)")
+            }
+            let target = Target(idm: r.idm, pmm: r.pmm, systemCode: r.systemCode)
+            return (target, try await session.systemCodes(of: target))
+        }
+        if args.flag("json") {
+            var o = JSONObject()
+            o.append("idm", .string(target.idm.hex))
+            o.append("pmm", .string(target.pmm.hex))
+            o.append("systemCode", target.systemCode.map { .string($0.hex) } ?? .null)
+            o.append("systems", .array(systems.map { .string($0.hex) }))
+            o.append("ic", JSONOut.ic(target.pmm))
+            JSONOut.print(.object(o), console)
+        } else {
+            console.line("IDm      \(target.idm)")
+            console.line("PMm      \(target.pmm)")
+            console.line("IC       \(target.pmm.ic)")
+            if let sc = target.systemCode { console.line("System   \(sc)" + (sc.knownName.map { " (\($0))" } ?? "")) }
+            console.line("Systems  " + systems.map { s in s.description + (s.knownName.map { " (\($0))" } ?? "") }.joined(separator: ", "))
+        }
+        return ExitCode.ok
+    }
+}

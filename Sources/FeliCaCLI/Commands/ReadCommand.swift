@@ -1,0 +1,80 @@
+import FeliCa
+import FeliCaJSON
+
+/// `felica read`: blocks of one service.
+struct ReadCommand: CLICommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "read",
+            abstract: "Read blocks of one service (Read Without Encryption).",
+            options: CommonOptions.card + [
+                OptionSpec("service", value: "hex", help: "Service code, e.g. 090f."),
+                OptionSpec("system", value: "hex", help: "System holding the service (default: the card's first system)."),
+                OptionSpec("blocks", value: "range", help: "Blocks to read: 0-11, 3, or 0,2,5-7 (default: all the service holds)."),
+                CommonOptions.json,
+            ],
+            required: ["service"])
+    }
+
+    let args: ParsedArguments
+    let service: ServiceCode
+    let system: SystemCode?
+    let blocks: [Int]?
+
+    init(_ args: ParsedArguments) throws(UsageError) {
+        self.args = args
+        service = try CardContext.serviceCode(try args.required("service"), option: "service")
+        system = try args.value("system").map { s throws(UsageError) in try CardContext.systemCode(s, option: "system") }
+        blocks = try args.value("blocks").map { s throws(UsageError) in try Self.parseBlocks(s) }
+    }
+
+    /// `0-11`, `3`, `0,2,5-7`.
+    static func parseBlocks(_ s: String) throws(UsageError) -> [Int] {
+        var out: [Int] = []
+        for part in s.split(separator: ",", omittingEmptySubsequences: false) {
+            let ends = part.split(separator: "-", omittingEmptySubsequences: false)
+            guard (1...2).contains(ends.count), let lo = Int(ends[0]), let hi = Int(ends.last!), lo >= 0, hi >= lo, hi <= 0xFFFF else {
+                throw UsageError("option '--blocks': \"\(part)\" is not a block number or range like 0-11")
+            }
+            out += Array(lo...hi)
+        }
+        guard out.count <= 4096 else { throw UsageError("option '--blocks': \(out.count) blocks is more than 4096") }
+        return out
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let (service, system, wanted) = (self.service, self.system, self.blocks)
+        let (target, data, numbers) = try await CardContext.with(args, console: console) { session in
+            var target = try await session.detect()
+            if let system, system != target.systemCode {
+                guard let t = try await session.select(system) else {
+                    throw FeliCaError(.noCard, "the card has no system \(system)")
+                }
+                target = t
+            }
+            var numbers = wanted
+            if numbers == nil {
+                let size = try await session.blockCounts(of: [service], in: target)[0]
+                guard size != 0xFFFF else {
+                    throw FeliCaError(.status, "the card has no service \(service) in system \(target.systemCode?.description ?? "?")")
+                }
+                numbers = Array(0..<size)
+            }
+            let data = try await session.read([BlockRequest(service: service, blocks: numbers!)], from: target)[0]
+            return (target, data, numbers!)
+        }
+        if args.flag("json") {
+            var o = JSONObject()
+            o.append("idm", .string(target.idm.hex))
+            o.append("system", target.systemCode.map { .string($0.hex) } ?? .null)
+            o.append("service", .string(service.hex))
+            o.append("blocks", .array(zip(numbers, data).map { .object(["block": .int($0), "data": .string(Hex.encode($1))]) }))
+            JSONOut.print(.object(o), console)
+        } else {
+            for (n, d) in zip(numbers, data) {
+                console.line(DumpCommand.pad(String(n), 6) + DumpCommand.hexGroups(d) + "  " + DumpCommand.printable(d))
+            }
+        }
+        return ExitCode.ok
+    }
+}

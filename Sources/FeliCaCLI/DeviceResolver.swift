@@ -1,0 +1,77 @@
+import FeliCa
+import FeliCaSimulation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Turns a device string (ARCHITECTURE.md, "Device strings") into an open transport.
+public enum DeviceResolver {
+    /// Help text listing the device forms, for errors.
+    static let forms = "libnfc[:<connstring>], pcsc[:<reader>], virtual:<card>, replay:<trace>"
+
+    /// Opens `spec`, or `$FELICA_DEVICE`, or the first real reader.
+    public static func open(_ spec: String?, console: Console? = nil) async throws -> any Transport {
+        let chosen = spec ?? environment("FELICA_DEVICE")
+        guard let chosen, !chosen.isEmpty else {
+            return try await openDefault(console: console)
+        }
+        let (scheme, rest) = split(chosen)
+        switch scheme {
+        case "virtual":
+            guard let rest, !rest.isEmpty else {
+                throw UsageError("device 'virtual:' needs a card: virtual:suica, virtual:edy, virtual:nanaco, virtual:waon, virtual:wallet or virtual:<image.json>")
+            }
+            return VirtualTransport(card: try VirtualCard.named(rest), name: chosen)
+        case "replay":
+            guard let rest, !rest.isEmpty else { throw UsageError("device 'replay:' needs a trace file: replay:<trace.jsonl>") }
+            return try await ExtraDevices.openReplay(path: rest, name: chosen)
+        case "libnfc":
+            return try await ExtraDevices.openLibNFC(connstring: rest, name: chosen)
+        case "pcsc":
+            return try await ExtraDevices.openPCSC(reader: rest, name: chosen)
+        default:
+            throw UsageError("unknown device '\(chosen)': expected one of \(forms)")
+        }
+    }
+
+    static func split(_ s: String) -> (String, String?) {
+        guard let colon = s.firstIndex(of: ":") else { return (s, nil) }
+        return (String(s[..<colon]), String(s[s.index(after: colon)...]))
+    }
+
+    /// No device given: the first real reader (libnfc, then PC/SC), with an explanation
+    /// when there are several or none.
+    static func openDefault(console: Console?) async throws -> any Transport {
+        let readers = await ExtraDevices.listReaders()
+        guard let first = readers.first else {
+            throw FeliCaError(.noReader, """
+                no reader found (looked for libnfc and PC/SC readers).
+                  Plug in a reader, then run `felica devices` to check it is seen (`felica doctor` explains set-up problems).
+                  To try the tool without hardware: felica balance --device virtual:suica
+                """)
+        }
+        if readers.count > 1 {
+            console?.diag("\(readers.count) readers found, using \(first.device) — pass --device to choose")
+        }
+        return try await open(first.device, console: console)
+    }
+
+    static func environment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+}
+
+/// One row of `felica devices`.
+public struct DeviceListing: Sendable {
+    public var stack: String
+    public var name: String
+    public var device: String
+    public var state: String
+    public init(stack: String, name: String, device: String, state: String) {
+        self.stack = stack
+        self.name = name
+        self.device = device
+        self.state = state
+    }
+}

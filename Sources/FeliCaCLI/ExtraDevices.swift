@@ -1,0 +1,22 @@
+import FeliCa
+
+/// The devices that live in other modules: replay, libnfc and PC/SC. Each hook is filled
+/// in by the work that brings the device.
+enum ExtraDevices {
+    static func openReplay(path: String, name: String) async throws -> any Transport {
+        throw CLIError("replay devices are not available in this build yet", exitCode: ExitCode.usage)
+    }
+
+    static func openLibNFC(connstring: String?, name: String) async throws -> any Transport {
+        throw FeliCaError(.noReader, "libnfc readers are not available in this build yet")
+    }
+
+    static func openPCSC(reader: String?, name: String) async throws -> any Transport {
+        throw FeliCaError(.noReader, "PC/SC readers are not available in this build yet")
+    }
+
+    /// Real readers from every stack, for `felica devices` and the default device.
+    static func listReaders() async -> [DeviceListing] {
+        []
+    }
+}

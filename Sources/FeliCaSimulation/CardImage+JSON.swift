@@ -1,0 +1,255 @@
+import FeliCa
+import FeliCaJSON
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension CardImage {
+    /// Reads an image file; errors name the file and the JSON path.
+    public static func load(path: String) throws(FeliCaError) -> CardImage {
+        let text: String
+        do {
+            text = try readTextFile(path)
+        } catch {
+            throw FeliCaError(.badInput, "card image \(path): \(error.reason)")
+        }
+        do {
+            return try CardImage(jsonText: text)
+        } catch {
+            throw FeliCaError(.badInput, "card image \(path): \(error.reason)")
+        }
+    }
+
+    /// Parses `felica-card/1` JSON text.
+    public init(jsonText: String) throws(FeliCaError) {
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(jsonText)
+        } catch {
+            throw FeliCaError(.badInput, "not valid JSON: \(error)")
+        }
+        try self.init(json: value)
+    }
+
+    /// From a parsed JSON value.
+    public init(json: JSONValue) throws(FeliCaError) {
+        var p = ImageParser()
+        self = try p.image(json)
+    }
+
+    /// The image as JSON, keys in the documented order, unknown keys after them.
+    public func json() -> JSONValue {
+        var o = JSONObject()
+        o.append("format", .string(Self.formatName))
+        if let pmm { o.append("pmm", .string(pmm.hex)) }
+        if let maxBlocksPerRead { o.append("maxBlocksPerRead", .int(maxBlocksPerRead)) }
+        o.append("systems", .array(systems.map { $0.json() }))
+        for m in extra where o[m.key] == nil { o.append(m.key, m.value) }
+        return .object(o)
+    }
+
+    /// Pretty JSON text with a final newline.
+    public func jsonText() -> String { json().serialized(pretty: true) + "\n" }
+}
+
+extension CardImage.System {
+    func json() -> JSONValue {
+        var o = JSONObject()
+        o.append("code", .string(code.hex))
+        if let idm { o.append("idm", .string(idm.hex)) }
+        if let pmm { o.append("pmm", .string(pmm.hex)) }
+        if !areas.isEmpty {
+            o.append("areas", .array(areas.map { a in
+                var ao = JSONObject()
+                ao.append("code", .string(a.code.hex))
+                ao.append("end", .string(a.end.hex))
+                for m in a.extra where ao[m.key] == nil { ao.append(m.key, m.value) }
+                return .object(ao)
+            }))
+        }
+        o.append("services", .array(services.map { $0.json() }))
+        for m in extra where o[m.key] == nil { o.append(m.key, m.value) }
+        return .object(o)
+    }
+}
+
+extension CardImage.Service {
+    func json() -> JSONValue {
+        var o = JSONObject()
+        o.append("code", .string(code.hex))
+        if let keyVersion { o.append("keyVersion", .string(Hex.encode([UInt8(keyVersion >> 8), UInt8(keyVersion & 0xFF)]))) }
+        if let blockCount { o.append("blockCount", .int(blockCount)) }
+        if let blocks { o.append("blocks", .array(blocks.map { .string(Hex.encode($0)) })) }
+        for m in extra where o[m.key] == nil { o.append(m.key, m.value) }
+        return .object(o)
+    }
+}
+
+/// Validates an image, naming the JSON path of anything wrong.
+private struct ImageParser {
+    func fail(_ path: String, _ what: String) -> FeliCaError {
+        FeliCaError(.badInput, "\(path): \(what)")
+    }
+
+    func object(_ v: JSONValue, _ path: String) throws(FeliCaError) -> JSONObject {
+        guard let o = v.objectValue else { throw fail(path, "expected an object, found \(v.typeName)") }
+        return o
+    }
+
+    func string(_ o: JSONObject, _ key: String, _ path: String, required: Bool) throws(FeliCaError) -> String? {
+        guard let v = o[key] else {
+            if required { throw fail(path, "missing required member \"\(key)\"") }
+            return nil
+        }
+        guard let s = v.stringValue else { throw fail("\(path).\(key)", "expected a string, found \(v.typeName)") }
+        return s
+    }
+
+    func hexBytes(_ s: String, count: Int, _ path: String) throws(FeliCaError) -> [UInt8] {
+        guard s.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || (0x41...0x46).contains($0) }),
+            let b = Hex.decode(s)
+        else { throw fail(path, "\"\(s)\" is not hex (digits 0-9, a-f, no separators)") }
+        guard b.count == count else {
+            throw fail(path, "expected \(count) bytes (\(2 * count) hex digits), found \(s.utf8.count) digits")
+        }
+        return b
+    }
+
+    func code16(_ o: JSONObject, _ key: String, _ path: String) throws(FeliCaError) -> UInt16? {
+        guard let s = try string(o, key, path, required: false) else { return nil }
+        let b = try hexBytes(s, count: 2, "\(path).\(key)")
+        return UInt16(b[0]) << 8 | UInt16(b[1])
+    }
+
+    func eightBytes(_ o: JSONObject, _ key: String, _ path: String) throws(FeliCaError) -> UInt64? {
+        guard let s = try string(o, key, path, required: false) else { return nil }
+        var v: UInt64 = 0
+        for b in try hexBytes(s, count: 8, "\(path).\(key)") { v = v << 8 | UInt64(b) }
+        return v
+    }
+
+    func rest(_ o: JSONObject, known: Set<String>) -> JSONObject {
+        var out = JSONObject()
+        for m in o where !known.contains(m.key) { out.append(m.key, m.value) }
+        return out
+    }
+
+    mutating func image(_ v: JSONValue) throws(FeliCaError) -> CardImage {
+        let o = try object(v, "$")
+        guard let format = try string(o, "format", "$", required: true), format == CardImage.formatName else {
+            throw fail("$.format", "expected \"\(CardImage.formatName)\", found \(o["format"]?.serialized() ?? "nothing")")
+        }
+        let pmm = try eightBytes(o, "pmm", "$").map(PMm.init(rawValue:))
+        var maxBlocks: Int? = nil
+        if let m = o["maxBlocksPerRead"] {
+            guard let n = m.intValue, (1...15).contains(n) else {
+                throw fail("$.maxBlocksPerRead", "expected a whole number 1-15, found \(m.serialized())")
+            }
+            maxBlocks = n
+        }
+        guard let sv = o["systems"] else { throw fail("$", "missing required member \"systems\"") }
+        guard let list = sv.arrayValue else { throw fail("$.systems", "expected an array, found \(sv.typeName)") }
+        guard !list.isEmpty else { throw fail("$.systems", "a card holds at least one system") }
+        var systems: [CardImage.System] = []
+        var seen = Set<SystemCode>()
+        var seenIDm = Set<IDm>()
+        for (i, s) in list.enumerated() {
+            let path = "$.systems[\(i)]"
+            let sys = try system(s, path)
+            guard seen.insert(sys.code).inserted else { throw fail("\(path).code", "duplicate system \(sys.code)") }
+            if sys.code.isWildcard { throw fail("\(path).code", "\(sys.code) is a Polling wildcard, not a system code") }
+            if let idm = sys.idm, !seenIDm.insert(idm).inserted { throw fail("\(path).idm", "duplicate IDm \(idm)") }
+            systems.append(sys)
+        }
+        return CardImage(pmm: pmm, maxBlocksPerRead: maxBlocks, systems: systems,
+                         extra: rest(o, known: ["format", "pmm", "maxBlocksPerRead", "systems"]))
+    }
+
+    mutating func system(_ v: JSONValue, _ path: String) throws(FeliCaError) -> CardImage.System {
+        let o = try object(v, path)
+        guard let code = try code16(o, "code", path) else { throw fail(path, "missing required member \"code\"") }
+        let idm = try eightBytes(o, "idm", path).map(IDm.init(rawValue:))
+        let pmm = try eightBytes(o, "pmm", path).map(PMm.init(rawValue:))
+        var areas: [CardImage.Area] = []
+        if let av = o["areas"] {
+            guard let list = av.arrayValue else { throw fail("\(path).areas", "expected an array, found \(av.typeName)") }
+            for (i, a) in list.enumerated() {
+                let ap = "\(path).areas[\(i)]"
+                let ao = try object(a, ap)
+                guard let c = try code16(ao, "code", ap) else { throw fail(ap, "missing required member \"code\"") }
+                guard let e = try code16(ao, "end", ap) else { throw fail(ap, "missing required member \"end\"") }
+                let area = AreaCode(c)
+                guard area.isArea else { throw fail("\(ap).code", "\(area) has attribute \(area.attribute), not an area") }
+                guard e >= c else { throw fail("\(ap).end", "end \(AreaCode(e)) is below the area code \(area)") }
+                areas.append(CardImage.Area(code: area, end: AreaCode(e), extra: rest(ao, known: ["code", "end"])))
+            }
+        }
+        guard let sv = o["services"] else { throw fail(path, "missing required member \"services\"") }
+        guard let list = sv.arrayValue else { throw fail("\(path).services", "expected an array, found \(sv.typeName)") }
+        var services: [CardImage.Service] = []
+        var seen = Set<ServiceCode>()
+        for (i, s) in list.enumerated() {
+            let sp = "\(path).services[\(i)]"
+            let svc = try service(s, sp)
+            guard seen.insert(svc.code).inserted else { throw fail("\(sp).code", "duplicate service \(svc.code)") }
+            services.append(svc)
+        }
+        return CardImage.System(code: SystemCode(code), idm: idm, pmm: pmm, areas: areas, services: services,
+                                extra: rest(o, known: ["code", "idm", "pmm", "areas", "services"]))
+    }
+
+    mutating func service(_ v: JSONValue, _ path: String) throws(FeliCaError) -> CardImage.Service {
+        let o = try object(v, path)
+        guard let raw = try code16(o, "code", path) else { throw fail(path, "missing required member \"code\"") }
+        let code = ServiceCode(raw)
+        guard code.isService, code != .none else { throw fail("\(path).code", "\(code) is not a service code (attribute \(code.attribute))") }
+        let keyVersion = try code16(o, "keyVersion", path)
+        var blockCount: Int? = nil
+        if let bc = o["blockCount"] {
+            guard let n = bc.intValue, (0...0xFFFF).contains(n) else {
+                throw fail("\(path).blockCount", "expected a whole number 0-65535, found \(bc.serialized())")
+            }
+            blockCount = n
+        }
+        var blocks: [[UInt8]]? = nil
+        if let bv = o["blocks"] {
+            guard let list = bv.arrayValue else { throw fail("\(path).blocks", "expected an array, found \(bv.typeName)") }
+            var out: [[UInt8]] = []
+            for (i, b) in list.enumerated() {
+                guard let s = b.stringValue else { throw fail("\(path).blocks[\(i)]", "expected a string, found \(b.typeName)") }
+                out.append(try hexBytes(s, count: 16, "\(path).blocks[\(i)]"))
+            }
+            blocks = out
+        }
+        if code.isReadableWithoutKey {
+            guard blocks != nil else { throw fail(path, "service \(code) is readable without a key, so it needs \"blocks\"") }
+            if blockCount != nil { throw fail("\(path).blockCount", "only key-protected services give blockCount; \(code) lists its blocks") }
+        } else {
+            if blocks != nil { throw fail("\(path).blocks", "service \(code) needs a key: its data is never readable, give \"blockCount\" instead of blocks") }
+        }
+        return CardImage.Service(code: code, blocks: blocks, keyVersion: keyVersion, blockCount: blockCount,
+                                 extra: rest(o, known: ["code", "blocks", "keyVersion", "blockCount"]))
+    }
+}
+
+/// Reads a whole text file (UTF-8) with plain-words errors.
+func readTextFile(_ path: String) throws(FeliCaError) -> String {
+    guard let f = fopen(path, "rb") else {
+        throw FeliCaError(.badInput, "cannot open (\(String(cString: strerror(errno))))")
+    }
+    defer { fclose(f) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = fread(&buffer, 1, buffer.count, f)
+        if n > 0 { bytes.append(contentsOf: buffer[0..<n]) }
+        if n < buffer.count {
+            if ferror(f) != 0 { throw FeliCaError(.badInput, "read error (\(String(cString: strerror(errno))))") }
+            break
+        }
+        if bytes.count > 64 << 20 { throw FeliCaError(.badInput, "file is larger than 64 MiB") }
+    }
+    guard let s = String(validating: bytes, as: UTF8.self) else { throw FeliCaError(.badInput, "file is not UTF-8 text") }
+    return s
+}

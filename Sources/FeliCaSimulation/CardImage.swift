@@ -1,0 +1,91 @@
+import FeliCa
+import FeliCaJSON
+
+/// A whole card as data: the `felica-card/1` format that `felica dump --json` writes and
+/// `virtual:<path>` serves. Unknown keys are kept, so a load and save gives the file back.
+public struct CardImage: Hashable, Sendable {
+    public static let formatName = "felica-card/1"
+    /// PMm used when neither the image nor the system gives one (a transit-card IC).
+    public static let defaultPMm = PMm(rawValue: 0x100b_4b42_8485_d0ff)
+
+    /// Card-wide PMm.
+    public var pmm: PMm?
+    /// Blocks the card accepts in one read; nil = the IC's known limit, else 15.
+    public var maxBlocksPerRead: Int?
+    public var systems: [System]
+    /// Members this version does not interpret, kept for the round trip.
+    public var extra: JSONObject
+
+    public init(pmm: PMm? = nil, maxBlocksPerRead: Int? = nil, systems: [System], extra: JSONObject = [:]) {
+        self.pmm = pmm
+        self.maxBlocksPerRead = maxBlocksPerRead
+        self.systems = systems
+        self.extra = extra
+    }
+
+    /// One system of the card.
+    public struct System: Hashable, Sendable {
+        public var code: SystemCode
+        public var idm: IDm?
+        public var pmm: PMm?
+        public var areas: [Area]
+        public var services: [Service]
+        public var extra: JSONObject
+
+        public init(code: SystemCode, idm: IDm? = nil, pmm: PMm? = nil, areas: [Area] = [], services: [Service], extra: JSONObject = [:]) {
+            self.code = code
+            self.idm = idm
+            self.pmm = pmm
+            self.areas = areas
+            self.services = services
+            self.extra = extra
+        }
+    }
+
+    /// An area and the last node code it spans.
+    public struct Area: Hashable, Sendable {
+        public var code: AreaCode
+        public var end: AreaCode
+        public var extra: JSONObject
+        public init(code: AreaCode, end: AreaCode, extra: JSONObject = [:]) {
+            self.code = code; self.end = end; self.extra = extra
+        }
+    }
+
+    /// A service: its blocks when readable without a key, else key version and size.
+    public struct Service: Hashable, Sendable {
+        public var code: ServiceCode
+        /// 16-byte blocks (block 0 first; for cyclic services the newest record).
+        public var blocks: [[UInt8]]?
+        public var keyVersion: UInt16?
+        /// Size of a key-protected service, whose data is never readable.
+        public var blockCount: Int?
+        public var extra: JSONObject
+
+        public init(code: ServiceCode, blocks: [[UInt8]]? = nil, keyVersion: UInt16? = nil, blockCount: Int? = nil, extra: JSONObject = [:]) {
+            self.code = code
+            self.blocks = blocks
+            self.keyVersion = keyVersion
+            self.blockCount = blockCount
+            self.extra = extra
+        }
+
+        /// Blocks the service holds, readable or not.
+        public var size: Int { blocks?.count ?? blockCount ?? 0 }
+    }
+
+    /// The IDm of system `index`: as given, else derived from system 0's IDm with the
+    /// system number in the high nibble of byte 0 (as real multi-system cards do), else
+    /// from a fixed base.
+    public func idm(ofSystem index: Int) -> IDm {
+        if let given = systems[index].idm { return given }
+        let base = systems.first?.idm?.rawValue ?? 0x0114_2E00_1234_5678
+        let nibble = UInt64(index & 0xF) << 60
+        return IDm(rawValue: base & 0x0FFF_FFFF_FFFF_FFFF | nibble)
+    }
+
+    /// The PMm of system `index`.
+    public func pmm(ofSystem index: Int) -> PMm {
+        systems[index].pmm ?? pmm ?? Self.defaultPMm
+    }
+}
