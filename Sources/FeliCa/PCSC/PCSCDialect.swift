@@ -21,8 +21,8 @@ public enum PCSCDialect: String, Hashable, Sendable, CaseIterable, CustomStringC
     public static func guess(readerName: String) -> PCSCDialect? {
         let n = readerName.uppercased()
         if n.contains("ACR122") { return .acr122u }
-        if n.contains("ACR125") || n.contains("ACR128") || n.contains("ACR3") || n.contains("ACR1281") { return .raw }
-        if n.contains("RC-S300") || n.contains("RC-S660") || n.contains("RC-S6") || n.contains("SONY") { return .part3 }
+        if n.contains("ACR125") || n.contains("ACR128") || n.contains("ACR3") { return .raw }
+        if n.contains("RC-S300") || n.contains("RC-S660") || n.contains("SONY") { return .part3 }
         return nil
     }
 
