@@ -141,6 +141,11 @@ final class PCSCCard: @unchecked Sendable {
         let pci = protocolT0 ? felica_pci_t0() : felica_pci_t1()
         let rc = SCardTransmit(handle, pci, apdu, DWORD(apdu.count), nil, &buffer, &length)
         guard rc == SCARD_S_SUCCESS else { throw pcscError(rc, "SCardTransmit", reader: reader, phase: .exchanging) }
+        // Every reader answers at least a status word; nothing at all means the card (for
+        // vpcd: the virtual card's connection) is gone.
+        guard length > 0 else {
+            throw FeliCaError(.transmission, "PC/SC reader '\(reader)' returned an empty response (no status word)")
+        }
         return Array(buffer.prefix(Int(length)))
     }
 

@@ -73,10 +73,12 @@ public final class PCSCTransport: Transport {
         let spec = try readerSpec(from: device)
         let queue = DeviceQueue(label: "felica.pcsc")
         let context = try await queue.run { () throws(FeliCaError) in try PCSCContext.establish() }
-        let waited: Result<ReaderState, FeliCaError> = await withTaskCancellationHandler {
+        let clock = ContinuousClock()
+        let deadline = clock.now + options.cardWait
+        let outcome: Result<(ReaderState, PCSCCard, IDm?, PCSCDialect), FeliCaError> = await withTaskCancellationHandler {
             do throws(FeliCaError) {
-                return .success(try await queue.run { () throws(FeliCaError) -> ReaderState in
-                    try waitForCard(context, spec: spec, wait: options.cardWait)
+                return .success(try await queue.run { () throws(FeliCaError) in
+                    try connectToCard(context, spec: spec, until: deadline, options: options)
                 })
             } catch {
                 return .failure(error)
@@ -84,17 +86,10 @@ public final class PCSCTransport: Transport {
         } onCancel: {
             context.cancel()
         }
-        let reader = try waited.get()
+        let (reader, card, idm, dialect) = try outcome.get()
         let atr = try ATR(reader.atr)
-        let opened = try await queue.run { () throws(FeliCaError) -> (PCSCCard, IDm?, PCSCDialect) in
-            let card = try context.connect(reader.name, exclusive: options.exclusive)
-            let transmit = Self.transmitter(card)
-            let idm = try? PCSCStorageAPDU.idm(fromGetUID: transmit(PCSCStorageAPDU.getUID))
-            let dialect = try settleDialect(reader: reader.name, forced: options.dialect, transmit)
-            return (card, idm, dialect)
-        }
-        return PCSCTransport(name: device, readerName: reader.name, atr: atr, idm: opened.1, dialect: opened.2,
-                             queue: queue, context: context, card: opened.0)
+        return PCSCTransport(name: device, readerName: reader.name, atr: atr, idm: idm, dialect: dialect,
+                             queue: queue, context: context, card: card)
     }
 
     public func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
@@ -129,6 +124,30 @@ public final class PCSCTransport: Transport {
     }
 
     // MARK: - Opening, on the device queue
+
+    /// Waits for a FeliCa card, connects, reads the IDm and settles the dialect. pcscd's view
+    /// of a reader can be a moment old (a card just taken away still shows as present), so a
+    /// card that fails right after connecting sends us back to waiting for the reader's
+    /// next state change (at most a second), until `deadline`.
+    static func connectToCard(_ context: PCSCContext, spec: String?, until deadline: ContinuousClock.Instant, options: Options) throws(FeliCaError) -> (ReaderState, PCSCCard, IDm?, PCSCDialect) {
+        let clock = ContinuousClock()
+        while true {
+            let reader = try waitForCard(context, spec: spec, wait: max(.zero, deadline - clock.now))
+            do throws(FeliCaError) {
+                let card = try context.connect(reader.name, exclusive: options.exclusive)
+                let transmit = Self.transmitter(card)
+                let idm = try? PCSCStorageAPDU.idm(fromGetUID: transmit(PCSCStorageAPDU.getUID))
+                let dialect = try settleDialect(reader: reader.name, forced: options.dialect, transmit)
+                return (reader, card, idm, dialect)
+            } catch where [.cardGone, .noCard, .transmission].contains(error.code) {
+                let left = deadline - clock.now
+                guard left > .zero else { throw explain(error, dialect: options.dialect, reader: reader.name, context: context) }
+                // When pcscd never saw the card go (it samples some readers, vpcd every 400 ms,
+                // and a card can be swapped in between), no event comes: retry after a second.
+                _ = try context.statusChange([reader.name], known: [reader.eventState], timeout: min(left, .seconds(1)))
+            }
+        }
+    }
 
     /// A reader holding a FeliCa card, waiting up to `wait` for one to appear.
     static func waitForCard(_ context: PCSCContext, spec: String?, wait: Duration) throws(FeliCaError) -> ReaderState {
@@ -209,16 +228,26 @@ public final class PCSCTransport: Transport {
     /// Rewords a failed exchange: a rejected pseudo-APDU names the dialect, and a transmit
     /// failure is checked against the reader state, since a vanished card often shows as a
     /// generic transmission error.
-    static func explain(_ error: FeliCaError, dialect: PCSCDialect, reader: String, context: PCSCContext) -> FeliCaError {
+    static func explain(_ error: FeliCaError, dialect: PCSCDialect?, reader: String, context: PCSCContext) -> FeliCaError {
         if error.code == .transmission || error.code == .readerGone {
-            if let s = try? context.statusChange([reader], known: nil, timeout: nil)?.first, !s.isPresent {
+            if cardLeft(reader, context) {
                 return FeliCaError(.cardGone, "the card was removed from reader '\(reader)' during the exchange: hold it still on the reader and try again")
             }
         }
         if error.code == .status || error.code == .unexpectedResponse {
-            return FeliCaError(error.code, "PC/SC reader '\(reader)' rejected a \(dialect) pseudo-APDU: \(error.reason). If the reader speaks another dialect, pass --dialect (\(PCSCDialect.names))")
+            return FeliCaError(error.code, "PC/SC reader '\(reader)' rejected a \(dialect.map { "\($0) " } ?? "")pseudo-APDU: \(error.reason). If the reader speaks another dialect, pass --dialect (\(PCSCDialect.names))")
         }
         return error
+    }
+
+    /// Whether the card left the reader, given a second to tell: pcscd learns of a removal
+    /// from the driver, which for some readers (vpcd) polls only every 400 ms.
+    static func cardLeft(_ reader: String, _ context: PCSCContext) -> Bool {
+        guard let now = try? context.statusChange([reader], known: nil, timeout: nil)?.first else { return false }
+        guard now.isPresent else { return true }
+        // Any change of the event count means the card went (and maybe came back).
+        let changed = try? context.statusChange([reader], known: [now.eventState], timeout: .seconds(1))
+        return changed != nil
     }
 
     /// APDU in, APDU out, through SCardTransmit.

@@ -1,5 +1,6 @@
 import Dispatch
 import FeliCa
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -43,9 +44,21 @@ public final class VPCDCard: Sendable {
     /// The ATR reported to pcscd: PC/SC Part 3 storage card, standard FeliCa.
     public let atr: [UInt8] = ATR.feliCa()
 
+    /// The connected socket and whether ``eject()`` asked to stop.
+    private let link = Mutex<(fd: Int32?, ejected: Bool)>((nil, false))
+
     public init(card: VirtualCard, options: Options = Options()) {
         self.card = card
         self.options = options
+    }
+
+    /// Takes the card out of the reader: the socket closes and ``serve()`` returns
+    /// ``End/removed``. Safe from any thread; a no-op when not serving.
+    public func eject() {
+        link.withLock { l in
+            l.ejected = true
+            if let fd = l.fd { shutdown(fd, Int32(SHUT_RDWR)) }
+        }
     }
 
     /// Connects, serves until the card is removed or vpcd hangs up. Blocking socket calls
@@ -61,15 +74,26 @@ public final class VPCDCard: Sendable {
 
     /// ``serve()`` on the calling thread.
     public func serveBlocking() throws(FeliCaError) -> End {
+        link.withLock { $0 = (nil, false) }
         let socket = try connect()
-        defer { close(socket) }
+        let ejected = link.withLock { l -> Bool in
+            l.fd = socket
+            return l.ejected
+        }
+        defer {
+            link.withLock { $0.fd = nil }
+            close(socket)
+        }
+        if ejected { return .removed }
         guard let idm = card.systems.first?.idm else {
             throw FeliCaError(.badInput, "the card image has no system, so the virtual card has no IDm")
         }
         let card = self.card
         var responder = VPCDResponder(dialect: options.dialect, idm: idm, getResponse: options.getResponse) { card.respond(to: $0) }
         while true {
-            guard let message = try receive(socket) else { return .readerClosed }
+            guard let message = try receive(socket) else {
+                return link.withLock { $0.ejected } ? .removed : .readerClosed
+            }
             if message.count == 1 {
                 switch message[0] {
                 case 0x04: try send(socket, atr)
@@ -83,7 +107,12 @@ public final class VPCDCard: Sendable {
             let reply = responder.respond(to: message)
             // A card that left the field mid-command never answers: the socket closes.
             if !card.isPresent { return .removed }
-            try send(socket, reply)
+            do {
+                try send(socket, reply)
+            } catch {
+                if link.withLock({ $0.ejected }) { return .removed }
+                throw error
+            }
         }
     }
 
@@ -112,6 +141,9 @@ public final class VPCDCard: Sendable {
             let e = errno
             close(fd)
             // vpcd listens once pcscd has loaded the driver; there is no event to wait on.
+            if link.withLock({ $0.ejected }) {
+                throw FeliCaError(.cancelled, "the virtual card was ejected before vpcd accepted it")
+            }
             guard e == ECONNREFUSED || e == EINTR, clock.now < deadline else {
                 throw FeliCaError(.noService, "could not connect to vpcd on \(options.host):\(options.port): \(String(cString: strerror(e))) — is pcscd running with vsmartcard-vpcd installed (/etc/reader.conf.d/vpcd)?")
             }
