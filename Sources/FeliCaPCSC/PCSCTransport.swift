@@ -69,7 +69,8 @@ public final class PCSCTransport: Transport {
 
     /// Opens `device` (`pcsc` or `pcsc:<reader>`). Cancelling the task while it waits for a
     /// card ends the wait (SCardCancel).
-    public static func open(_ device: String, options: Options = Options()) async throws(FeliCaError) -> PCSCTransport {
+    /// `name` is what ``name`` reports (default: `device`), e.g. the string the user typed.
+    public static func open(_ device: String, options: Options = Options(), name: String? = nil) async throws(FeliCaError) -> PCSCTransport {
         let spec = try readerSpec(from: device)
         let queue = DeviceQueue(label: "felica.pcsc")
         let context = try await queue.run { () throws(FeliCaError) in try PCSCContext.establish() }
@@ -88,7 +89,7 @@ public final class PCSCTransport: Transport {
         }
         let (reader, card, idm, dialect) = try outcome.get()
         let atr = try ATR(reader.atr)
-        return PCSCTransport(name: device, readerName: reader.name, atr: atr, idm: idm, dialect: dialect,
+        return PCSCTransport(name: name ?? device, readerName: reader.name, atr: atr, idm: idm, dialect: dialect,
                              queue: queue, context: context, card: card)
     }
 
@@ -132,7 +133,7 @@ public final class PCSCTransport: Transport {
     static func connectToCard(_ context: PCSCContext, spec: String?, until deadline: ContinuousClock.Instant, options: Options) throws(FeliCaError) -> (ReaderState, PCSCCard, IDm?, PCSCDialect) {
         let clock = ContinuousClock()
         while true {
-            let reader = try waitForCard(context, spec: spec, wait: max(.zero, deadline - clock.now))
+            let reader = try waitForCard(context, spec: spec, wait: max(.zero, deadline - clock.now), total: options.cardWait)
             do throws(FeliCaError) {
                 let card = try context.connect(reader.name, exclusive: options.exclusive)
                 let transmit = Self.transmitter(card)
@@ -150,7 +151,7 @@ public final class PCSCTransport: Transport {
     }
 
     /// A reader holding a FeliCa card, waiting up to `wait` for one to appear.
-    static func waitForCard(_ context: PCSCContext, spec: String?, wait: Duration) throws(FeliCaError) -> ReaderState {
+    static func waitForCard(_ context: PCSCContext, spec: String?, wait: Duration, total: Duration) throws(FeliCaError) -> ReaderState {
         let all = try context.readerNames()
         guard !all.isEmpty else {
             throw FeliCaError(.noReader, "no PC/SC reader is connected: plug in a reader, then check it with `felica devices`")
@@ -175,7 +176,7 @@ public final class PCSCTransport: Transport {
         if states.contains(where: { $0.isPresent && !$0.holdsFeliCa }) && spec == nil {
             throw FeliCaError(.noCard, "no FeliCa card on \(which): the cards present are not FeliCa")
         }
-        throw FeliCaError(.noCard, "no FeliCa card on \(which)\(wait > .zero ? " after waiting \(wait)" : ""): place a card on the reader")
+        throw FeliCaError(.noCard, "no FeliCa card on \(which)\(total > .zero ? " after waiting \(seconds(total))" : ""): place a card on the reader")
     }
 
     /// The reader `spec` names: exact name, else a unique prefix. Nil spec = nil.
@@ -256,4 +257,10 @@ public final class PCSCTransport: Transport {
             try ResponseAPDU.decode(try card.transmit(apdu.encode())[...])
         }
     }
+}
+
+/// `3 s`, `0.5 s`: a duration for messages.
+func seconds(_ d: Duration) -> String {
+    let ms = d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
+    return ms % 1000 == 0 ? "\(ms / 1000) s" : "\(Double(ms) / 1000) s"
 }
