@@ -3,3 +3,4 @@
 print("# felica benchmarks (release build expected; debug figures are meaningless)")
 codecBenchmarks()
 await sessionBenchmarks()
+await pcscBenchmarks()

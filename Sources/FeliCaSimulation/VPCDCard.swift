@@ -26,6 +26,8 @@ public final class VPCDCard: Sendable {
         public var getResponse = false
         /// How long to keep trying while vpcd does not accept connections yet (pcscd starting).
         public var connectWait: Duration = .seconds(10)
+        /// Set `TCP_QUICKACK` before every read. Off only to measure what delayed ACKs cost.
+        public var quickAck = true
         public init() {}
     }
 
@@ -166,8 +168,10 @@ public final class VPCDCard: Sendable {
         while got < count {
             // vpcd writes length and payload separately; without a quick ACK before each read
             // the kernel's delayed ACK costs ~40 ms per APDU.
-            var one: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &one, socklen_t(MemoryLayout<Int32>.size))
+            if options.quickAck {
+                var one: Int32 = 1
+                setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &one, socklen_t(MemoryLayout<Int32>.size))
+            }
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + got, count - got, 0) }
             if n == 0 { return nil }
             if n < 0 {
