@@ -41,9 +41,4 @@ final class DeviceQueue: Sendable {
         }
         return try result.get()
     }
-
-    /// Runs `body` on the queue without waiting (cleanup that must follow earlier work).
-    func async(_ body: @escaping @Sendable () -> Void) {
-        queue.async(execute: body)
-    }
 }

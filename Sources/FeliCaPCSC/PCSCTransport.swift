@@ -118,7 +118,8 @@ public final class PCSCTransport: Transport {
     public func close() async {
         guard let card = state.withLock({ s -> PCSCCard? in defer { s.card = nil }; return s.card }) else { return }
         let driver = PCSCDialectDriver(dialect: dialect)
-        queue.async {
+        // Queued behind any exchange still running; a stuck one is not waited for long.
+        _ = try? await queue.run(limit: .seconds(2), onExpiry: FeliCaError(.timeout, "close")) { () throws(FeliCaError) in
             driver.end(Self.transmitter(card))
             card.disconnect()
         }
