@@ -1,5 +1,6 @@
 internal import CPCSCLite
 import FeliCa
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -36,6 +37,8 @@ struct ReaderState: Sendable {
 /// thread while the context is blocked in `SCardGetStatusChange`.
 final class PCSCContext: @unchecked Sendable {
     private let handle: SCARDCONTEXT
+    /// Set by ``cancel()``; later waits end at once.
+    private let cancelled = Mutex(false)
 
     private init(handle: SCARDCONTEXT) { self.handle = handle }
 
@@ -77,6 +80,9 @@ final class PCSCContext: @unchecked Sendable {
     /// SCardGetStatusChange: waits until a reader's state differs from `known` (nil = report
     /// at once), or `timeout` passes (then returns nil). `timeout` nil waits without limit.
     func statusChange(_ readers: [String], known: [UInt]?, timeout: Duration?) throws(FeliCaError) -> [ReaderState]? {
+        if known != nil && cancelled.withLock({ $0 }) {
+            throw FeliCaError(.cancelled, "waiting for a card was cancelled")
+        }
         let names = readers.map { strdup($0) }
         defer { names.forEach { free($0) } }
         var states = names.enumerated().map { i, name in
@@ -101,7 +107,10 @@ final class PCSCContext: @unchecked Sendable {
     }
 
     /// SCardCancel: ends a blocked ``statusChange(_:known:timeout:)`` from another thread.
-    func cancel() { SCardCancel(handle) }
+    func cancel() {
+        cancelled.withLock { $0 = true }
+        SCardCancel(handle)
+    }
 
     /// SCardConnect, exclusive or shared, T=0 or T=1.
     func connect(_ reader: String, exclusive: Bool) throws(FeliCaError) -> PCSCCard {

@@ -39,7 +39,7 @@ func pcscError(_ rc: LONG, _ call: String, reader: String? = nil, phase: PCSCPha
     case SCARD_E_TIMEOUT:
         return FeliCaError(.timeout, "PC/SC reader\(on) timed out during \(call) (SCARD_E_TIMEOUT)")
     case SCARD_E_CANCELLED:
-        return FeliCaError(.cancelled, "\(call) on PC/SC reader\(on) was cancelled")
+        return FeliCaError(.cancelled, phase == .waiting ? "waiting for a card was cancelled" : "\(call) on PC/SC reader\(on) was cancelled")
     case SCARD_E_PROTO_MISMATCH, SCARD_E_CARD_UNSUPPORTED, SCARD_W_UNSUPPORTED_CARD:
         return FeliCaError(.unsupported, "PC/SC reader\(on) cannot talk to this card (\(code))")
     case SCARD_E_NOT_TRANSACTED:

@@ -170,8 +170,11 @@ public final class PCSCTransport: Transport {
             }
             let left = deadline - clock.now
             guard left > .zero else { break }
-            guard let changed = try context.statusChange(readers, known: states.map(\.eventState), timeout: left) else { break }
-            states = changed
+            // At most a second per call: a cancel landing just before the call blocks is
+            // then noticed by the next check instead of after the whole wait.
+            if let changed = try context.statusChange(readers, known: states.map(\.eventState), timeout: min(left, .seconds(1))) {
+                states = changed
+            }
         }
         let which = readers.count == 1 ? "PC/SC reader '\(readers[0])'" : "any PC/SC reader (\(readers.map { "'\($0)'" }.joined(separator: ", ")))"
         if states.contains(where: { $0.isPresent && !$0.holdsFeliCa }) && spec == nil {

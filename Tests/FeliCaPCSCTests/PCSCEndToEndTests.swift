@@ -134,6 +134,11 @@ struct PCSCEndToEndTests {
         task.cancel()
         await #expect(throws: FeliCaError(.cancelled, "")) { try await task.value }
         #expect(clock.now - start < .seconds(5))
+        // Cancelled before the wait even starts: still no full wait.
+        let early = Task { try await PCSCTransport.open("pcsc", options: .init(cardWait: .seconds(60))) }
+        early.cancel()
+        await #expect(throws: FeliCaError(.cancelled, "")) { try await early.value }
+        #expect(clock.now - start < .seconds(8))
     }
 
     @Test("a reader held by another program is reported as in use")
