@@ -67,9 +67,9 @@ public final class PCSCTransport: Transport {
         return String(device.dropFirst(5))
     }
 
-    /// Opens `device` (`pcsc` or `pcsc:<reader>`). Cancelling the task while it waits for a
-    /// card ends the wait (SCardCancel).
-    /// `name` is what ``name`` reports (default: `device`), e.g. the string the user typed.
+    /// Opens `device` (`pcsc` or `pcsc:<reader>`); ``name`` reports `name` when given (the
+    /// string the user typed). Cancelling the task while it waits for a card ends the wait
+    /// (SCardCancel).
     public static func open(_ device: String, options: Options = Options(), name: String? = nil) async throws(FeliCaError) -> PCSCTransport {
         let spec = try readerSpec(from: device)
         let queue = DeviceQueue(label: "felica.pcsc")
