@@ -7,6 +7,8 @@ enum FelicaCommands {
             DumpCommand.self,
             ReadCommand.self,
             BalanceCommand.self,
+            OrderCommand.self,
+            BenchCommand.self,
         ]
     }
 }
@@ -15,6 +17,7 @@ enum FelicaCommands {
 enum FelicaSimCommands {
     static var all: [any CLICommand.Type] {
         [
+            PN532SimCommand.self,
             VPCDSimCommand.self,
         ]
     }
