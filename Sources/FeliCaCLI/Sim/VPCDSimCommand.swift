@@ -14,7 +14,7 @@ struct VPCDSimCommand: CLICommand {
                 removes the card.
                 """,
             options: [
-                OptionSpec("card", value: "card", help: "Built-in card (suica, edy, nanaco, waon, wallet) or a card image file."),
+                OptionSpec("card", value: "card", help: "Built-in card (\(SampleCards.names.joined(separator: ", "))) or a card image file."),
                 OptionSpec("port", value: "port", help: "vpcd's TCP port (default 35963)."),
                 OptionSpec("dialect", value: "dialect", help: "Reader dialect to answer in: \(PCSCDialect.names) (default part3)."),
                 OptionSpec.flag("t0", help: "acr122u: answer 61 xx and wait for GET RESPONSE, as a T=0 reader does."),
