@@ -61,6 +61,15 @@ struct TransparentExchangeTests {
         }
     }
 
+    @Test("every strict prefix of a reply's objects fails: cut inside an object is truncated, at a boundary no 97 means no answer",
+          arguments: 0..<(12 + 2 + 20))
+    func prefixes(_ n: Int) throws {
+        let objects = bytes("C0 03 00 90 00 92 01 00 96 02 00 00 97 14") + pollingReply
+        let response = ResponseAPDU(data: Array(objects[..<n]))
+        let expected: FeliCaError.Code = [0, 5, 8, 12].contains(n) ? .timeout : .truncated
+        #expect(throws: FeliCaError(expected, "")) { try TransparentExchange.packet(from: response) }
+    }
+
     @Test("card side: parses the command and builds the reply the reader side reads")
     func cardSide() throws {
         let apdu = TransparentExchange.exchange(pollingPacket, timeout: .milliseconds(36), .sony)
@@ -124,6 +133,18 @@ struct ACR122Tests {
             #expect(throws: FeliCaError(code, "")) { try parse() }
         } else {
             #expect(try parse() == v.packet)
+        }
+    }
+
+    @Test("every strict prefix of a reply is truncated", arguments: 0..<(3 + 20))
+    func prefixes(_ n: Int) {
+        let data = bytes("D5 41 00") + pollingReply
+        #expect(throws: FeliCaError.truncated) {
+            try ACR122.packet(from: ResponseAPDU(data: Array(data[..<n])), for: .inDataExchange)
+        }
+        let list = bytes("D5 4B 01 01") + pollingReply
+        #expect(throws: FeliCaError.truncated) {
+            try ACR122.pollingResponse(from: ResponseAPDU(data: Array(list[..<(n + 1)])))
         }
     }
 
