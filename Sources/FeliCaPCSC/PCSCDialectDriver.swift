@@ -59,7 +59,7 @@ public struct PCSCDialectDriver: Sendable {
                 throw FeliCaError(.transmission, "reader kept answering 61 xx to GET RESPONSE")
             }
             let more = try transmit(ACR122.getResponse(available))
-            response = ResponseAPDU(data: (rounds == 1 ? [] : response.data) + more.data, status: more.status)
+            response = ResponseAPDU(data: response.data + more.data, status: more.status)
         }
         return response
     }

@@ -76,6 +76,9 @@ public final class VPCDCard: Sendable {
 
     /// ``serve()`` on the calling thread.
     public func serveBlocking() throws(FeliCaError) -> End {
+        guard let idm = card.systems.first?.idm else {
+            throw FeliCaError(.badInput, "the card image has no system, so the virtual card has no IDm")
+        }
         link.withLock { $0 = (nil, false) }
         let socket = try connect()
         let ejected = link.withLock { l -> Bool in
@@ -87,9 +90,6 @@ public final class VPCDCard: Sendable {
             close(socket)
         }
         if ejected { return .removed }
-        guard let idm = card.systems.first?.idm else {
-            throw FeliCaError(.badInput, "the card image has no system, so the virtual card has no IDm")
-        }
         let card = self.card
         var responder = VPCDResponder(dialect: options.dialect, idm: idm, getResponse: options.getResponse) { card.respond(to: $0) }
         while true {

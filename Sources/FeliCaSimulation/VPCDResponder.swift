@@ -62,6 +62,12 @@ public struct VPCDResponder {
     private mutating func acr122(_ apdu: CommandAPDU) -> ResponseAPDU {
         if ACR122.isGetResponse(apdu) {
             guard let p = pending else { return ResponseAPDU(status: .notAllowed) }
+            // Hand out at most Le bytes; announce the rest with another 61 xx.
+            let n = apdu.le ?? 256
+            if p.data.count > n {
+                pending = ResponseAPDU(data: Array(p.data[n...]), status: p.status)
+                return ResponseAPDU(data: Array(p.data[..<n]), status: Self.available(p.data.count - n))
+            }
             pending = nil
             return p
         }
@@ -91,7 +97,12 @@ public struct VPCDResponder {
         }
         guard getResponse else { return reply }
         pending = reply
-        return ResponseAPDU(status: StatusWord(0x61, UInt8(truncatingIfNeeded: reply.data.count)))
+        return ResponseAPDU(status: Self.available(reply.data.count))
+    }
+
+    /// `61 xx`: `xx` bytes wait (`00` = 256 or more).
+    private static func available(_ n: Int) -> StatusWord {
+        StatusWord(0x61, n >= 256 ? 0 : UInt8(n))
     }
 
     // MARK: PC/SC Part 3

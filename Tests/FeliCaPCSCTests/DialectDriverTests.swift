@@ -85,6 +85,20 @@ struct DialectDriverTests {
         }
     }
 
+    @Test("ACR122U 61 xx: a reply over 256 bytes comes in two GET RESPONSE rounds")
+    func longGetResponse() throws {
+        let long = [UInt8(255), 0x07] + [UInt8](repeating: 0xA5, count: 253)
+        let responder = Mutex(VPCDResponder(dialect: .acr122u, idm: try IDm(hex: "0101120312345678"), getResponse: true) { _ in long })
+        let log = Mutex<[[UInt8]]>([])
+        let transmit: PCSCDialectDriver.Transmit = { (apdu: CommandAPDU) throws(FeliCaError) -> ResponseAPDU in
+            log.withLock { $0.append(apdu.encode()) }
+            return try ResponseAPDU.decode(responder.withLock { $0.respond(to: apdu.encode()) }[...])
+        }
+        let reply = try PCSCDialectDriver(dialect: .acr122u).exchange(bytes("0A 06 01 01 12 03 12 34 56 78"), timeout: .milliseconds(10), transmit)
+        #expect(reply == long)
+        #expect(log.withLock { $0.dropFirst() } == [ACR122.getResponse(256).encode(), ACR122.getResponse(2).encode()])
+    }
+
     @Test("Part 3 refuses exchanges before the session is open")
     func part3Session() throws {
         let reader = InMemoryReader(card: try VirtualCard.named("suica"), dialect: .part3)
