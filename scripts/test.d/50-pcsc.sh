@@ -172,6 +172,15 @@ done
 
 echo "-- failure paths" >&2
 start_card "$card" part3
+# (The listing first: the card is in the first slot, the second slot is empty.)
+timeout 30 "$felica" poll --device pcsc >/dev/null 2>&1
+if timeout 30 "$felica" devices --json >"$work/devices" 2>&1 &&
+   grep -q '"device":"pcsc:Virtual PCD 00 00","state":"FeliCa card present"' "$work/devices" &&
+   grep -q '"device":"pcsc:Virtual PCD 00 01","state":"empty"' "$work/devices"; then
+  pass "felica devices lists both vpcd slots with their state"
+else
+  fail "felica devices: $(cat "$work/devices")"
+fi
 expect_error "wrong dialect forced" 1 "does not speak the acr122u dialect" -- "$felica" poll --device pcsc --dialect acr122u
 expect_error "wrong dialect in the device string" 1 "does not speak the raw dialect" -- "$felica" poll --device "pcsc?dialect=raw"
 expect_error "unknown device option" 64 "device option 'bogus=1' is not understood" -- "$felica" poll --device "pcsc?bogus=1"
