@@ -20,6 +20,7 @@ enum FelicaSimCommands {
     static var all: [any CLICommand.Type] {
         [
             PN532SimCommand.self,
+            VPCDSimCommand.self,
         ]
     }
 }
