@@ -74,8 +74,10 @@ enum PurseOutput {
     static func padRight(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }
     static func padLeft(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
 
-    /// Report-level notes (systems not probed) are diagnostics: stderr.
+    /// Report-level notes (systems not probed) explain an empty result, so they go to
+    /// stderr only when no purse was found; otherwise they would repeat on every Suica.
     static func diagnostics(_ report: CardReport, _ console: Console) {
+        guard report.purses.isEmpty else { return }
         for n in report.notes { console.diag("note: \(n)") }
         if report.skippedCommonArea { console.diag("note: --all-systems probes it anyway") }
     }
