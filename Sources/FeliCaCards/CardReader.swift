@@ -11,7 +11,7 @@ public struct CardReport: Hashable, Sendable {
     public var purses: [Purse]
     /// What the reader chose not to probe, or could not, and why.
     public var notes: [String]
-    /// Whether the common area was left unprobed by ``CardReader/skipsCommonArea(of:systems:)``.
+    /// Whether the common area was left unprobed by ``CardReader/skipsCommonArea(of:)``.
     public var skippedCommonArea = false
 }
 
@@ -31,7 +31,7 @@ public struct CardReader: Sendable {
     public var depth: Depth
     public var stations: StationTable?
     /// Probe the common area (0xFE00) of a card whose chip is a dedicated transit-card IC
-    /// too. Off by default: see ``skipsCommonArea(of:systems:)``.
+    /// too. Off by default: see ``skipsCommonArea(of:)``.
     public var probeTransitCardCommonArea = false
 
     public init(depth: Depth, stations: StationTable? = nil) {
@@ -56,7 +56,7 @@ public struct CardReader: Sendable {
                 report.notes.append("system \(system) not probed: no known purse layout lives there")
                 continue
             }
-            if isCommon && skipsCommonArea(of: first, systems: systems) {
+            if isCommon && skipsCommonArea(of: first) {
                 report.notes.append("common area \(system) not probed: the chip is a transit-card IC (PMm IC \(Hex.encode([first.pmm.icCode]))), whose common area holds no e-money purse")
                 report.skippedCommonArea = true
                 continue
@@ -71,7 +71,11 @@ public struct CardReader: Sendable {
                 continue
             }
             if isTransit {
-                if let p = try await readTransit(session, target, system) { report.purses.append(p) }
+                if let p = try await readTransit(session, target, system) {
+                    report.purses.append(p)
+                } else {
+                    report.notes.append("system \(system) holds none of the transit services (008B, 090F)")
+                }
             } else {
                 report.purses += try await readCommonArea(session, target, system)
             }
@@ -85,7 +89,7 @@ public struct CardReader: Sendable {
     /// their own cards or on phones (mobile ICs), so probing would cost two exchanges
     /// (Polling, Request Service) on every transit card to find nothing. Set
     /// ``probeTransitCardCommonArea`` to probe anyway.
-    public func skipsCommonArea(of first: Target, systems: [SystemCode]) -> Bool {
+    public func skipsCommonArea(of first: Target) -> Bool {
         guard !probeTransitCardCommonArea, let own = first.systemCode, TransitIC.systemCodes.contains(own) else { return false }
         return [0x0B, 0x31, 0x36].contains(first.pmm.icCode)
     }

@@ -135,5 +135,5 @@ func purseHelp(_ command: String) throws {
     let empty = try run(["balance", "--device", "virtual:" + path])
     #expect(empty.status == 0)
     #expect(empty.stdout == "No purse found on the card (systems: 0003, FE00).\n")
-    #expect(empty.stderr == "note: common area FE00 not probed: the chip is a transit-card IC (PMm IC 0b), whose common area holds no e-money purse\nnote: --all-systems probes it anyway\n")
+    #expect(empty.stderr == "note: system 0003 holds none of the transit services (008B, 090F)\nnote: common area FE00 not probed: the chip is a transit-card IC (PMm IC 0b), whose common area holds no e-money purse\nnote: --all-systems probes it anyway\n")
 }
