@@ -214,7 +214,9 @@ public enum Nanaco {
             w.put32BE(UInt32(clamping: amount), at: 1)
             w.put32BE(UInt32(clamping: balance), at: 5)
             let t = date.time ?? (0, 0, 0)
-            let v = UInt32(date.year - 2000) << 21 | UInt32(date.month) << 17 | UInt32(date.day) << 12 | UInt32(t.hour) << 6 | UInt32(t.minute)
+            // Masked to the field widths: a year outside 2000-4047 wraps rather than traps.
+            let v = UInt32((date.year - 2000) & 0x7FF) << 21 | UInt32(date.month) << 17 | UInt32(date.day) << 12
+                | UInt32(t.hour) << 6 | UInt32(t.minute)
             w.put32BE(v, at: 9)
             w.put16BE(UInt16(clamping: sequence), at: 13)
             return w.bytes

@@ -82,7 +82,8 @@ public enum WAON {
             var b = BlockWriter()
             b.put(type, at: 1)
             let t = date.time ?? (0, 0, 0)
-            let x = UInt32(date.year - 2005) << 27 | UInt32(date.month) << 23 | UInt32(date.day) << 18
+            // Masked to the field widths: a year outside 2005-2036 wraps rather than traps.
+            let x = UInt32((date.year - 2005) & 0x1F) << 27 | UInt32(date.month) << 23 | UInt32(date.day) << 18
                 | UInt32(t.hour) << 13 | UInt32(t.minute) << 7
             b.put32BE(x, at: 2)
             b.or24BE(UInt32(balance & 0x3FFFF) << 5, at: 5)
