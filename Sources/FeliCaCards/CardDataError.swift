@@ -18,7 +18,9 @@ public struct CardDataError: Error, Hashable, Sendable, CustomStringConvertible 
         public var description: String { name }
     }
 
+    /// What kind of defect.
     public var code: Code
+    /// What was wrong, naming the field.
     public var reason: String
 
     public init(_ code: Code, _ reason: String) {

@@ -2,8 +2,11 @@
 /// (UTC+09:00), never converted. Built only through the validating initialiser, so an
 /// impossible value (month 13, 31 April, hour 24) never reaches the output.
 public struct CardDate: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// Full year (2026).
     public let year: Int
+    /// 1-12.
     public let month: Int
+    /// 1-31, valid for the month.
     public let day: Int
     /// Time of day when the card stores one.
     public let time: (hour: Int, minute: Int, second: Int)?

@@ -4,6 +4,7 @@ import FeliCa
 public struct CardReport: Hashable, Sendable {
     /// IDm and PMm of the card's first system (what Polling with the wildcard returns).
     public var idm: IDm
+    /// PMm of the first system (IC type, response times).
     public var pmm: PMm
     /// Every system the card lists, in its order.
     public var systems: [SystemCode]
@@ -28,7 +29,9 @@ public struct CardReader: Sendable {
         case history
     }
 
+    /// How much to read.
     public var depth: Depth
+    /// Names for transit stations; nil prints codes.
     public var stations: StationTable?
     /// Probe the common area (0xFE00) of a card whose chip is a dedicated transit-card IC
     /// too. Off by default: see ``skipsCommonArea(of:)``.

@@ -41,11 +41,16 @@ func balanceIssue(_ service: ServiceCode, _ e: CardDataError) -> ServiceIssue {
 
 /// Rakuten Edy in the common area (0xFE00).
 public enum Edy {
+    /// Service holding the card number (block 0).
     public static let numberService: ServiceCode = 0x110B
+    /// Service holding the balance (block 0).
     public static let balanceService: ServiceCode = 0x1317
+    /// Service holding the transaction history.
     public static let historyService: ServiceCode = 0x170F
+    /// Blocks of history read.
     public static let historyBlocks = 6
 
+    /// Name of a history type code; nil for a code not in the table.
     public static func typeName(_ t: UInt8) -> String? {
         switch t {
         case 0x20: "payment"
@@ -87,6 +92,7 @@ public enum Edy {
             return HistoryRecord(type: b[0], sequence: Int(b.uint24BE(1)), date: date, amount: Int(b.uint32BE(8)), balance: Int(b.uint32BE(12)))
         }
 
+        /// The block(s) this record is stored as (the inverse of decode).
         public func encode() -> [UInt8] {
             var w = BlockWriter()
             w.put(type, at: 0)
@@ -112,6 +118,7 @@ public enum Edy {
         return w.bytes
     }
 
+    /// Decodes history blocks, newest first: empty slots skipped, bad records kept as malformed entries.
     public static func decodeHistory(_ blocks: [[UInt8]]) -> [HistoryEntry] {
         var slots: [(slot: Int, raw: [UInt8], result: Result<HistoryRecord, CardDataError>)] = []
         for (i, b) in blocks.enumerated() {
@@ -127,6 +134,7 @@ public enum Edy {
         }
     }
 
+    /// Builds the purse from the blocks read (nil = not read); bad blocks become issues.
     public static func purse(system: SystemCode = .common, number: [UInt8]?, balance: [UInt8]?, history: [[UInt8]]?) -> Purse {
         var p = Purse(profile: .edy, system: system)
         if let number {
@@ -158,13 +166,20 @@ func crossCheck(_ p: inout Purse) {
 
 /// nanaco in the common area (0xFE00).
 public enum Nanaco {
+    /// Service holding the card number (block 0).
     public static let numberService: ServiceCode = 0x558B
+    /// Service holding the balance (block 0).
     public static let balanceService: ServiceCode = 0x5597
+    /// Service holding the points.
     public static let pointsService: ServiceCode = 0x560B
+    /// Service holding the transaction history.
     public static let historyService: ServiceCode = 0x564F
+    /// Blocks of the points service.
     public static let pointsBlocks = 2
+    /// Blocks of history read.
     public static let historyBlocks = 5
 
+    /// Name of a history type code; nil for a code not in the table.
     public static func typeName(_ t: UInt8) -> String? {
         switch t {
         case 0x47: "payment"
@@ -208,6 +223,7 @@ public enum Nanaco {
             return HistoryRecord(type: b[0], amount: Int(b.uint32BE(1)), balance: Int(b.uint32BE(5)), date: date, sequence: Int(b.uint16BE(13)))
         }
 
+        /// The block(s) this record is stored as (the inverse of decode).
         public func encode() -> [UInt8] {
             var w = BlockWriter()
             w.put(type, at: 0)
@@ -246,18 +262,21 @@ public enum Nanaco {
         return [[UInt8](repeating: 0, count: 16), w.bytes]
     }
 
+    /// Block 0 of the number service.
     public static func encodeNumber(_ number: [UInt8]) -> [UInt8] {
         var w = BlockWriter()
         for (i, b) in number.prefix(8).enumerated() { w.put(b, at: i) }
         return w.bytes
     }
 
+    /// Block 0 of the balance service.
     public static func encodeBalance(_ yen: Int) -> [UInt8] {
         var w = BlockWriter()
         w.put32LE(UInt32(clamping: yen), at: 0)
         return w.bytes
     }
 
+    /// Decodes history blocks, newest first: empty slots skipped, bad records kept as malformed entries.
     public static func decodeHistory(_ blocks: [[UInt8]]) -> [HistoryEntry] {
         var slots: [(slot: Int, raw: [UInt8], result: Result<HistoryRecord, CardDataError>)] = []
         for (i, b) in blocks.enumerated() {
@@ -273,6 +292,7 @@ public enum Nanaco {
         }
     }
 
+    /// Builds the purse from the blocks read (nil = not read); bad blocks become issues.
     public static func purse(system: SystemCode = .common, number: [UInt8]?, balance: [UInt8]?, points pointBlocks: [[UInt8]]?, history: [[UInt8]]?) -> Purse {
         var p = Purse(profile: .nanaco, system: system)
         if let number {

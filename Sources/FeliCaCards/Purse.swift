@@ -23,7 +23,9 @@ public enum TransactionKind: String, Hashable, Sendable {
 
 /// A code from a card with its name when the code is known; unknown codes keep their number.
 public struct CodeName: Hashable, Sendable, CustomStringConvertible {
+    /// The code as stored.
     public var code: Int
+    /// Its name, nil when the table does not know it.
     public var name: String?
     public init(_ code: Int, _ name: String?) { self.code = code; self.name = name }
     /// `ticket gate`, or `unknown 0x42` for a code not in the table.
@@ -35,8 +37,11 @@ public struct StationRef: Hashable, Sendable, CustomStringConvertible {
     /// Region (0 JR East/Kanto private lines, 1 Chubu, 2 Kansai, 3 other); nil when the
     /// record does not say.
     public var area: Int?
+    /// Line code (0-255).
     public var line: Int
+    /// Station code on that line (0-255).
     public var station: Int
+    /// From the user's station table, when it has the station.
     public var name: String?
 
     public init(area: Int?, line: Int, station: Int, name: String? = nil) {
@@ -52,17 +57,23 @@ public struct StationRef: Hashable, Sendable, CustomStringConvertible {
 
 /// Transit-specific fields of one history record.
 public struct TransitDetails: Hashable, Sendable {
+    /// Terminal type (byte 0).
     public var console: CodeName
+    /// Process type (byte 1, bit 7 masked).
     public var process: CodeName
     /// Bit 7 of the process byte: paid partly in cash.
     public var paidPartlyInCash: Bool
+    /// Byte 2 as stored.
     public var paymentType: Int
+    /// Byte 3 as stored.
     public var entryExitType: Int
     /// Rail records: where the ride started / ended (or where a machine stood).
     public var entry: StationRef?
+    /// Rail records: where the ride ended.
     public var exit: StationRef?
     /// Bus records: operator/line code and stop code.
     public var bus: (operatorLine: Int, stop: Int)?
+    /// Byte 15 as stored (entry area bits 7-6, exit area bits 5-4).
     public var region: UInt8
 
     public static func == (a: TransitDetails, b: TransitDetails) -> Bool {
@@ -75,15 +86,19 @@ public struct TransitDetails: Hashable, Sendable {
 
 /// One decoded transaction.
 public struct Transaction: Hashable, Sendable {
+    /// When, in Japan time, with the precision the card keeps.
     public var date: CardDate
+    /// What it did, in the JSON contract's terms.
     public var kind: TransactionKind
     /// Signed change of the balance in yen; nil when the card does not tell.
     public var amount: Int?
     /// Balance after the transaction.
     public var balance: Int
+    /// The card's sequence number for the record.
     public var sequence: Int
     /// The profile's own type code (transit: the process type).
     public var type: CodeName
+    /// Transit records: console, process, stations.
     public var transit: TransitDetails?
     /// Terminal identifier where the card stores one (WAON).
     public var terminal: String?
@@ -102,6 +117,7 @@ public enum HistoryEntry: Hashable, Sendable {
     /// `slot` is the record's position in the service (0 = block 0).
     case malformed(slot: Int, error: CardDataError, raw: [UInt8])
 
+    /// The transaction, nil for a malformed record.
     public var transaction: Transaction? {
         if case .transaction(let t) = self { t } else { nil }
     }
@@ -109,6 +125,7 @@ public enum HistoryEntry: Hashable, Sendable {
 
 /// A service a profile wanted but could not read, and why.
 public struct ServiceIssue: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Why the service could not be read.
     public enum Problem: Hashable, Sendable {
         /// The card holds the service only behind a key (key version when known).
         case needsKey(keyVersion: UInt16?)
@@ -117,6 +134,7 @@ public struct ServiceIssue: Error, Hashable, Sendable, CustomStringConvertible {
         /// Reading it failed (status flags or a malformed block).
         case unreadable(String)
     }
+    /// The readable-without-key service code the profile wanted.
     public var service: ServiceCode
     /// What the service holds (`history`, `balance`).
     public var content: String
@@ -138,18 +156,25 @@ public struct ServiceIssue: Error, Hashable, Sendable, CustomStringConvertible {
 
 /// A gate passage from the transit gate log (0x108F).
 public struct GateEvent: Hashable, Sendable {
+    /// Entry (bit 7 of byte 0) or exit.
     public var isEntry: Bool
     /// Byte 0 as stored (0xA0 entry, 0x20 exit, 0xC0/0x40 commuter pass).
     public var kindCode: Int
+    /// Where (the record does not store the area).
     public var station: StationRef
+    /// Gate identifier, bytes 4-5.
     public var gate: Int
+    /// Date and time (BCD hours and minutes).
     public var date: CardDate
+    /// Fare charged at an exit, yen.
     public var fare: Int
 }
 
 /// The transit card's last "entered but not yet exited" record (0x10CB).
 public struct PendingEntry: Hashable, Sendable {
+    /// The entry station (area not stored).
     public var station: StationRef
+    /// When the card entered.
     public var date: CardDate
 }
 
@@ -175,14 +200,19 @@ public enum GateLogEntry: Hashable, Sendable {
 
 /// One purse found on a card, decoded.
 public struct Purse: Hashable, Sendable {
+    /// Which layout it is.
     public var profile: PurseProfile
+    /// The system it was read from.
     public var system: SystemCode
     /// nil when the balance could not be read (see ``issues``).
     public var balance: Int?
+    /// Card number as printed by the issuer's convention, when the card stores one.
     public var number: String?
+    /// Loyalty points, when the card stores them.
     public var points: Int?
     /// Newest first; nil when history was not asked for or not readable.
     public var history: [HistoryEntry]?
+    /// Transit purses: card type, gate log, pending entry.
     public var transit: TransitInfo?
     /// Services the profile wanted but could not read.
     public var issues: [ServiceIssue] = []

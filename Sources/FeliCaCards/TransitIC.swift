@@ -14,6 +14,7 @@ public enum TransitIC {
     public static let gateLogService: ServiceCode = 0x108F
     /// Pending "entered, not yet exited" record (2 blocks).
     public static let pendingEntryService: ServiceCode = 0x10CB
+    /// Blocks of history read.
     public static let historyBlocks = 20
     public static let gateLogBlocks = 3
     public static let pendingEntryBlocks = 2
@@ -137,6 +138,7 @@ public enum TransitIC {
             transactionCounter = Int(b.uint16BE(14))
         }
 
+        /// The block(s) this record is stored as (the inverse of decode).
         public func encode() -> [UInt8] {
             var w = BlockWriter()
             w.put(UInt8(cardType & 0xF) << 4 | UInt8(region & 0xF), at: 8)
@@ -203,6 +205,7 @@ public enum TransitIC {
                                  balance: Int(b.uint16LE(10)), sequence: Int(b.uint24BE(12)), region: b[15])
         }
 
+        /// The block(s) this record is stored as (the inverse of decode).
         public func encode() -> [UInt8] {
             var w = BlockWriter()
             w.put(console, at: 0); w.put(process, at: 1); w.put(payment, at: 2); w.put(entryExit, at: 3)
@@ -272,6 +275,7 @@ public enum TransitIC {
             return GateRecord(kind: b[0], line: b[2], station: b[3], gate: b.uint16BE(4), date: date, fare: Int(b.uint16LE(10)))
         }
 
+        /// The block(s) this record is stored as (the inverse of decode).
         public func encode() -> [UInt8] {
             var w = BlockWriter()
             w.put(kind, at: 0); w.put(line, at: 2); w.put(station, at: 3); w.put16BE(gate, at: 4)

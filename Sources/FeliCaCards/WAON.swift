@@ -2,14 +2,19 @@ import FeliCa
 
 /// WAON in the common area (0xFE00).
 public enum WAON {
+    /// Service holding the card number (block 0).
     public static let numberService: ServiceCode = 0x684F
+    /// Service holding the balance (block 0).
     public static let balanceService: ServiceCode = 0x6817
+    /// Service holding the points.
     public static let pointsService: ServiceCode = 0x684B
+    /// Service holding the transaction history.
     public static let historyService: ServiceCode = 0x680B
     /// Three records of two blocks. The service exposes 9 blocks; the records are the
     /// pairs 0-1, 2-3, 4-5, so only those are read.
     public static let historyBlocks = 6
 
+    /// Name of a history type code; nil for a code not in the table.
     public static func typeName(_ t: UInt8) -> String? {
         switch t {
         case 0x04: "purchase"
@@ -24,6 +29,7 @@ public enum WAON {
         }
     }
 
+    /// The JSON `type` of a history type code.
     public static func kind(_ t: UInt8) -> TransactionKind {
         switch t {
         case 0x04: .purchase
@@ -75,6 +81,7 @@ public enum WAON {
                                  credit: Int(bb.uint24BE(9) >> 2 & 0x1FFFF))
         }
 
+        /// The block(s) this record is stored as (the inverse of decode).
         public func encode() -> (a: [UInt8], b: [UInt8]) {
             var a = BlockWriter()
             for (i, c) in terminal.utf8.prefix(13).enumerated() { a.put(c, at: i) }
@@ -125,6 +132,7 @@ public enum WAON {
         return ringOrder(records).map { .transaction($0.transaction) } + bad
     }
 
+    /// Block 0 of the number service.
     public static func encodeNumber(_ number: [UInt8]) -> [UInt8] {
         var w = BlockWriter()
         for (i, b) in number.prefix(8).enumerated() { w.put(b, at: i) }
@@ -138,6 +146,7 @@ public enum WAON {
         return w.bytes
     }
 
+    /// Block(s) of the points service.
     public static func encodePoints(_ points: Int) -> [UInt8] {
         var w = BlockWriter()
         w.put24BE(UInt32(clamping: points), at: 0)
