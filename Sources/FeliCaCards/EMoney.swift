@@ -72,11 +72,15 @@ public enum Edy {
 
     /// One 0x170F record (all big-endian).
     public struct HistoryRecord: Hashable, Sendable {
+        /// Byte 0: 0x20 payment, 0x02 charge, 0x04 gift.
         public var type: UInt8
+        /// Bytes 1-3.
         public var sequence: Int
         /// Second precision: 15 bits of days since 2000-01-01, 17 bits of seconds.
         public var date: CardDate
+        /// Bytes 8-11, unsigned.
         public var amount: Int
+        /// Bytes 12-15: balance after.
         public var balance: Int
 
         public init(type: UInt8, sequence: Int, date: CardDate, amount: Int, balance: Int) {
@@ -202,11 +206,15 @@ public enum Nanaco {
 
     /// One 0x564F record (all big-endian).
     public struct HistoryRecord: Hashable, Sendable {
+        /// Byte 0: 0x47 payment, 0x6F/0x70 charge, 0x35 transfer, 0x83 point exchange.
         public var type: UInt8
+        /// Bytes 1-4, unsigned.
         public var amount: Int
+        /// Bytes 5-8: balance after.
         public var balance: Int
         /// Minute precision.
         public var date: CardDate
+        /// Bytes 13-14.
         public var sequence: Int
 
         public init(type: UInt8, amount: Int, balance: Int, date: CardDate, sequence: Int) {

@@ -138,6 +138,7 @@ public struct ServiceIssue: Error, Hashable, Sendable, CustomStringConvertible {
     public var service: ServiceCode
     /// What the service holds (`history`, `balance`).
     public var content: String
+    /// What went wrong.
     public var problem: Problem
 
     public init(service: ServiceCode, content: String, problem: Problem) {

@@ -62,6 +62,7 @@ public struct StationTable: Hashable, Sendable {
         names[area << 16 | line << 8 | station] = name
     }
 
+    /// Stations in the table.
     public var count: Int { names.count }
 
     /// The name for a station; with `area` nil (gate log, pending entry: the record does

@@ -16,7 +16,9 @@ public enum TransitIC {
     public static let pendingEntryService: ServiceCode = 0x10CB
     /// Blocks of history read.
     public static let historyBlocks = 20
+    /// Blocks of the gate log.
     public static let gateLogBlocks = 3
+    /// Blocks of the pending entry.
     public static let pendingEntryBlocks = 2
 
     // MARK: - Code tables
@@ -121,9 +123,13 @@ public enum TransitIC {
     /// balance and counter sit in other bytes, and both nibbles are kept as numbers, so a
     /// flag reading can still be derived from the output.
     public struct Attributes: Hashable, Sendable {
+        /// Byte 8, high nibble.
         public var cardType: Int
+        /// Byte 8, low nibble: region of the last payment.
         public var region: Int
+        /// Bytes 11-12, little-endian, yen.
         public var balance: Int
+        /// Bytes 14-15, big-endian.
         public var transactionCounter: Int
 
         public init(cardType: Int, region: Int, balance: Int, transactionCounter: Int) {
@@ -162,15 +168,21 @@ public enum TransitIC {
             case sale(hour: Int, minute: Int, bytes8to9: UInt16)
         }
 
+        /// Byte 0: terminal type.
         public var console: UInt8
         /// Process byte as stored (bit 7 = paid partly in cash).
         public var process: UInt8
+        /// Byte 2.
         public var payment: UInt8
+        /// Byte 3.
         public var entryExit: UInt8
         /// Date only; sale records add their time in ``route``.
         public var date: CardDate
+        /// Bytes 6-9 by console type.
         public var route: Route
+        /// Bytes 10-11, little-endian: balance after.
         public var balance: Int
+        /// Bytes 12-14, big-endian.
         public var sequence: Int
         /// Byte 15: entry area bits 7-6, exit area bits 5-4, low nibble as stored.
         public var region: UInt8
@@ -181,7 +193,9 @@ public enum TransitIC {
             self.date = date; self.route = route; self.balance = balance; self.sequence = sequence; self.region = region
         }
 
+        /// Area of the entry station (byte 15 bits 7-6).
         public var entryArea: Int { Int(region >> 6) }
+        /// Area of the exit station (byte 15 bits 5-4).
         public var exitArea: Int { Int(region >> 4 & 0x3) }
 
         /// Decodes one block; nil for an empty slot (date 0).
@@ -253,11 +267,17 @@ public enum TransitIC {
 
     /// One 0x108F block.
     public struct GateRecord: Hashable, Sendable {
+        /// Byte 0: bit 7 set = entry.
         public var kind: UInt8
+        /// Byte 2.
         public var line: UInt8
+        /// Byte 3.
         public var station: UInt8
+        /// Bytes 4-5.
         public var gate: UInt16
+        /// Bytes 6-7 date, 8-9 BCD time.
         public var date: CardDate
+        /// Bytes 10-11, little-endian.
         public var fare: Int
 
         public init(kind: UInt8, line: UInt8, station: UInt8, gate: UInt16, date: CardDate, fare: Int) {

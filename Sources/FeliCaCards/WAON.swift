@@ -46,12 +46,17 @@ public enum WAON {
     public struct HistoryRecord: Hashable, Sendable {
         /// 13 ASCII characters, trailing spaces and NULs removed.
         public var terminal: String
+        /// Block A bytes 13-14; wraps at 0x10000.
         public var sequence: Int
+        /// Block B byte 1.
         public var type: UInt8
         /// Minute precision, years 2005-2036.
         public var date: CardDate
+        /// 18 bits: balance after.
         public var balance: Int
+        /// 18 bits: money spent.
         public var debit: Int
+        /// 17 bits: money added.
         public var credit: Int
 
         public init(terminal: String, sequence: Int, type: UInt8, date: CardDate, balance: Int, debit: Int, credit: Int) {
