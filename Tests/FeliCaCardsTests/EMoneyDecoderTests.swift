@@ -235,3 +235,28 @@ func stationTableErrors(_ csv: String, _ message: String) {
     #expect(t.transit?.entry?.description == "Tokyo (0/1/2)")
     #expect(t.transit?.exit?.description == "0/1/3")
 }
+
+// MARK: - Arbitrary bytes
+
+/// Deterministic pseudo-random blocks (xorshift) through every decoder: each block either
+/// decodes or becomes a malformed entry; nothing traps, nothing is dropped silently.
+@Test func arbitraryBlocksNeverTrap() {
+    var x: UInt64 = 0x9E37_79B9_7F4A_7C15
+    func next() -> UInt8 {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17
+        return UInt8(truncatingIfNeeded: x)
+    }
+    for round in 0..<2_000 {
+        let n = round % 23 == 0 ? Int(next() % 20) : 16
+        let blocks = (0..<20).map { _ in (0..<n).map { _ in next() } }
+        let transit = TransitIC.purse(system: .transit, attributes: blocks[0], history: blocks, gateLog: Array(blocks.prefix(3)),
+                                      pendingEntry: Array(blocks.prefix(2)))
+        // Every non-empty slot is kept: as a transaction or as a malformed entry.
+        let nonEmpty = blocks.filter { $0.count != 16 || $0[4] != 0 || $0[5] != 0 }.count
+        #expect(transit.history?.count == nonEmpty)
+        _ = Edy.purse(number: blocks[0], balance: blocks[1], history: Array(blocks.prefix(6)))
+        _ = Nanaco.purse(number: blocks[0], balance: blocks[1], points: Array(blocks.prefix(2)), history: Array(blocks.prefix(5)))
+        let waon = WAON.purse(number: blocks[0], balance: blocks[1], points: blocks[2], history: Array(blocks.prefix(6)))
+        #expect((waon.history?.count ?? 0) <= 3)
+    }
+}
