@@ -61,6 +61,11 @@ let package = Package(
         .testTarget(name: "FeliCaSchedulingTests", dependencies: ["FeliCa", "FeliCaScheduling", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaLibNFCTests", dependencies: ["FeliCa", "FeliCaLibNFC", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaPCSCTests", dependencies: ["FeliCa", "FeliCaPCSC", "FeliCaSimulation"], swiftSettings: strict),
+        // Faults through the real stacks: removal, late and garbled frames, ambiguous writes.
+        .testTarget(
+            name: "FaultTests",
+            dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation", "FeliCaLibNFC"],
+            swiftSettings: strict),
         .testTarget(
             name: "FeliCaCLITests", dependencies: ["FeliCaCLI", "FeliCa", "FeliCaSimulation"],
             exclude: ["Golden", "Fixtures"], swiftSettings: strict),

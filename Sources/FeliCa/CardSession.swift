@@ -67,13 +67,20 @@ public actor CardSession {
         let slots = timeSlot ?? options.timeSlot
         let command = PollingCommand(systemCode: systemCode, requestCode: requestCode, timeSlot: slots)
         let wait = AirTiming.pollingWindow(slots: slots.slots) + AirTiming.airTime(packetLength: 20) + options.timeoutFloor + transport.linkLatency
-        let reply: [UInt8]
-        do {
-            reply = try await exchange(command.encode(), timeout: wait)
-        } catch where error.code == .timeout {
-            return nil
+        var attempt = 0
+        while true {
+            let reply: [UInt8]
+            do {
+                reply = try await exchange(command.encode(), timeout: wait)
+            } catch where error.code == .timeout {
+                return nil
+            } catch where error.code == .transmission && attempt < options.retries {
+                // A garbled frame or a reader that missed its reply: Polling is safe to repeat.
+                attempt += 1
+                continue
+            }
+            return try PollingResponse.decode(reply[...])
         }
-        return try PollingResponse.decode(reply[...])
     }
 
     /// Polls with the wildcard and returns the card's first system; throws `.noCard` when none answers.

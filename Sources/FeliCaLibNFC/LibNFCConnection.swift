@@ -197,7 +197,12 @@ final class LibNFCConnection: @unchecked Sendable {
         let d = try device()
         switch LibNFC.selectFeliCa(d, payload: payload, bitRate: bitRate) {
         case .success(let reply): return reply
-        case .failure(let s): throw failure(s, d, doing: "polling")
+        case .failure(let s):
+            let error = failure(s, d, doing: "polling")
+            // A card that stays silent is zero targets, not an error. A timeout here is the
+            // reader not answering, which must not reach the session as a Polling timeout:
+            // that means "no card", and a card on a slow reader would be reported absent.
+            throw error.code == .timeout ? FeliCaError(.transmission, error.reason) : error
         }
     }
 
