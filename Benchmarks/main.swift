@@ -1,5 +1,5 @@
 // Benchmarks print figures; run with `swift run -c release Benchmarks [section ...]`.
-// Sections: codec, session, libnfc, order, pcsc, cards.
+// Sections: codec, session, libnfc, order, pcsc, cards, memory.
 print("# felica benchmarks (release build expected; debug figures are meaningless)")
 codecBenchmarks()
 await sessionBenchmarks()
@@ -7,3 +7,4 @@ await libnfcBenchmarks()
 await orderBenchmarks()
 await pcscBenchmarks()
 await cardBenchmarks()
+await memoryBenchmarks()

@@ -100,7 +100,7 @@ public final class PCSCTransport: Transport {
         let driver = PCSCDialectDriver(dialect: dialect)
         let reader = readerName
         // The reader enforces `timeout`; the host only guards against a call that never returns.
-        let stuck = FeliCaError(.readerGone, "PC/SC reader '\(reader)' did not answer within \(timeout + .seconds(3)): unplug and replug it, or restart pcscd")
+        let stuck = FeliCaError(.readerGone, "PC/SC reader '\(reader)' did not answer within \(seconds(timeout + .seconds(3))): unplug and replug it, or restart pcscd")
         do throws(FeliCaError) {
             return try await queue.run(limit: timeout + .seconds(3), onExpiry: stuck) { () throws(FeliCaError) -> [UInt8] in
                 do throws(FeliCaError) {

@@ -26,12 +26,44 @@ public struct PN532Emulator: Sendable {
         public var faults: [PN532Fault]
         /// GetFirmwareVersion answer after the response code: IC, Ver, Rev, Support.
         public var firmware: [UInt8]
+        /// Card taps (`--taps`): the card comes and goes; nil = it stays.
+        public var taps: Taps?
 
-        public init(timing: Bool = false, faults: [PN532Fault] = [], firmware: [UInt8] = [0x32, 0x01, 0x06, 0x07]) {
+        public init(timing: Bool = false, faults: [PN532Fault] = [], firmware: [UInt8] = [0x32, 0x01, 0x06, 0x07], taps: Taps? = nil) {
             self.timing = timing
             self.faults = faults
             self.firmware = firmware
+            self.taps = taps
         }
+    }
+
+    /// A card tapped on the reader over and over: in the field for `present` packets, out
+    /// of it for the next `absent`, and so on, counted over the packets handed to the card
+    /// (what ``cardExchanges`` counts). A count, not a clock, so runs repeat exactly.
+    public struct Taps: Hashable, Sendable, CustomStringConvertible {
+        public var present: Int
+        public var absent: Int
+
+        public init(present: Int, absent: Int) {
+            self.present = max(1, present)
+            self.absent = max(1, absent)
+        }
+
+        /// Parses `PRESENT:ABSENT`, e.g. `6:3` (the spelling of `felica-sim pn532 --taps`).
+        public init(parsing text: String) throws(FeliCaError) {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, let p = Int(parts[0]), let a = Int(parts[1]), p >= 1, a >= 1, p <= 1_000_000, a <= 1_000_000 else {
+                throw FeliCaError(.badInput, "taps \"\(text)\": expected PRESENT:ABSENT, two whole numbers of packets from 1, e.g. 6:3")
+            }
+            self.init(present: p, absent: a)
+        }
+
+        /// Whether the card is in the field for the `exchange`-th packet (1-based).
+        public func isPresent(atExchange exchange: Int) -> Bool {
+            (exchange - 1) % (present + absent) < present
+        }
+
+        public var description: String { "\(present):\(absent)" }
     }
 
     /// What the chip does on the serial line.
@@ -296,6 +328,7 @@ public struct PN532Emulator: Sendable {
     private mutating func toCard(_ packet: [UInt8]) -> [UInt8]? {
         cardExchanges += 1
         guard fieldOn, let card else { return nil }
+        if let taps = options.taps, !taps.isPresent(atExchange: cardExchanges) { return nil }
         return card.respond(to: packet)
     }
 

@@ -28,6 +28,11 @@ public final class VPCDCard: Sendable {
         public var connectWait: Duration = .seconds(10)
         /// Set `TCP_QUICKACK` before every read. Off only to measure what delayed ACKs cost.
         public var quickAck = true
+        /// A wedged card (`--stall-after`): after answering this many FeliCa commands, hold
+        /// every later reply back for good, the connection kept open. nil = never.
+        public var stallAfter: Int?
+        /// Called once when the card stalls (on the serving thread).
+        public var onStall: (@Sendable () -> Void)?
         public init() {}
     }
 
@@ -109,6 +114,12 @@ public final class VPCDCard: Sendable {
             let reply = responder.respond(to: message)
             // A card that left the field mid-command never answers: the socket closes.
             if !card.isPresent { return .removed }
+            if let n = options.stallAfter, card.exchangeCount > n {
+                options.onStall?()
+                // Swallow whatever comes next, answer nothing, until vpcd or eject() hangs up.
+                while try receive(socket) != nil {}
+                return link.withLock { $0.ejected } ? .removed : .readerClosed
+            }
             do {
                 try send(socket, reply)
             } catch {

@@ -15,6 +15,7 @@ struct WatchCommand: CLICommand {
             discussion: "With --json each card is one line of JSON (the `felica balance --json` object).",
             options: CommonOptions.card + [
                 OptionSpec("count", value: "n", help: "Stop after <n> cards."),
+                OptionSpec("interval", value: "seconds", help: "Pause between polls for a card and for its leaving (default 0.25; 0 = poll back to back)."),
                 PurseOutput.allSystems,
                 CommonOptions.json,
             ])
@@ -22,6 +23,7 @@ struct WatchCommand: CLICommand {
 
     let args: ParsedArguments
     let count: Int?
+    let interval: Duration
 
     init(_ args: ParsedArguments) throws(UsageError) {
         self.args = args
@@ -31,18 +33,26 @@ struct WatchCommand: CLICommand {
         } else {
             count = nil
         }
+        if let text = args.value("interval") {
+            guard let seconds = Double(text), seconds >= 0, seconds <= 60 else {
+                throw UsageError("option '--interval': \"\(text)\" is not a number of seconds from 0 to 60")
+            }
+            interval = .milliseconds(Int((seconds * 1000).rounded()))
+        } else {
+            interval = Self.defaultInterval
+        }
     }
 
     /// How often to poll for a card, and for its leaving.
-    static let interval: Duration = .milliseconds(250)
+    static let defaultInterval: Duration = .milliseconds(250)
 
     func run(_ console: Console) async throws -> Int32 {
         let session = try await CardContext.session(args, console: console)
-        let json = args.flag("json"), limit = count, reader = PurseOutput.reader(.balance, args, stations: nil)
+        let json = args.flag("json"), limit = count, interval = interval, reader = PurseOutput.reader(.balance, args, stations: nil)
         // The handler is in place before the loop starts, so no signal is lost.
         Self.catchInterrupts()
         let task = Task { () async throws -> Void in
-            try await Self.loop(session, reader: reader, json: json, limit: limit, console: console)
+            try await Self.loop(session, reader: reader, json: json, limit: limit, interval: interval, console: console)
         }
         let monitor = Task {
             while !Self.interrupted.load(ordering: .relaxed) {
@@ -81,11 +91,11 @@ struct WatchCommand: CLICommand {
         }
     }
 
-    static func loop(_ session: CardSession, reader: CardReader, json: Bool, limit: Int?, console: Console) async throws {
+    static func loop(_ session: CardSession, reader: CardReader, json: Bool, limit: Int?, interval: Duration, console: Console) async throws {
         var seen = 0
         while true {
             console.progress("waiting for a card on \(session.transport.name) (Ctrl-C ends)")
-            let first = try await waitForCard(session)
+            let first = try await waitForCard(session, interval: interval)
             console.endProgress()
             if let report = try await readCard(reader, session, first, console) {
                 PurseOutput.diagnostics(report, console)
@@ -117,7 +127,7 @@ struct WatchCommand: CLICommand {
         }
     }
 
-    static func waitForCard(_ session: CardSession) async throws -> Target {
+    static func waitForCard(_ session: CardSession, interval: Duration) async throws -> Target {
         while true {
             try Task.checkCancellation()
             if let r = try await session.poll() {

@@ -1,6 +1,8 @@
 import Dispatch
 import FeliCa
 import FeliCaSimulation
+import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -18,6 +20,7 @@ struct PN532SimCommand: CLICommand {
                 LIBNFC_DEVICE for libnfc's own tools (nfc-list).
                 Faults (for testing hosts) hit the N-th packet handed to the card, once: \
                 corrupt@N (bad checksum), drop-ack@N (no ACK frame), late@N[:MS] (reply MS ms late, default 1000).
+                SIGUSR1 puts the card back in the field (after --remove-after took it away).
                 """,
             options: [
                 OptionSpec("card", value: "card", help: "The card in the field: suica, edy, nanaco, waon, wallet, or a card image path."),
@@ -26,6 +29,7 @@ struct PN532SimCommand: CLICommand {
                 OptionSpec("timing", value: "model", help: "rf: take as long as a real PN532 at 115200 baud and a real card (UART, air and PMm time)."),
                 OptionSpec("fault", value: "kind@n", help: "Inject a fault: corrupt@N, drop-ack@N, late@N[:MS] (repeatable).", repeatable: true),
                 OptionSpec("remove-after", value: "n", help: "Take the card away after it has answered <n> packets."),
+                OptionSpec("taps", value: "present:absent", help: "Tap the card over and over: in the field for <present> packets, away for <absent>, repeat."),
             ])
     }
 
@@ -34,6 +38,7 @@ struct PN532SimCommand: CLICommand {
     let timing: Bool
     let faults: [PN532Fault]
     let removeAfter: Int?
+    let taps: PN532Emulator.Taps?
 
     init(_ args: ParsedArguments) throws(UsageError) {
         card = args.value("card")
@@ -59,12 +64,23 @@ struct PN532SimCommand: CLICommand {
         self.faults = faults
         removeAfter = try args.int("remove-after", in: 0...1_000_000)
         if removeAfter != nil && card == nil { throw UsageError("--remove-after needs a card") }
+        if let text = args.value("taps") {
+            guard card != nil else { throw UsageError("--taps needs a card") }
+            do {
+                taps = try PN532Emulator.Taps(parsing: text)
+            } catch {
+                throw UsageError("option '--taps': \(error.reason)")
+            }
+        } else {
+            taps = nil
+        }
     }
 
     func run(_ console: Console) async throws -> Int32 {
         let virtual = try card.map { name throws(FeliCaError) in try VirtualCard.named(name) }
         if let removeAfter { virtual?.removeAfter(exchanges: removeAfter) }
-        let server = try PN532Server(card: virtual, options: .init(timing: timing, faults: faults), link: link)
+        if let virtual { CardReinsertion.install { virtual.isPresent = true } }
+        let server = try PN532Server(card: virtual, options: .init(timing: timing, faults: faults, taps: taps), link: link)
         server.start()
         console.line(server.connectionString)
         console.diag("PN532 emulator on \(server.path)\(link.map { " (link \($0))" } ?? "") with \(card.map { "card \($0)" } ?? "no card")\(timing ? ", rf timing" : ""); stop with Ctrl-C")
@@ -112,6 +128,37 @@ private final class SignalSources: @unchecked Sendable {
                 s.resume()
                 sources.append(s)
             }
+        }
+    }
+}
+
+/// SIGUSR1 puts the card back. The handler is installed synchronously with sigaction (a
+/// dispatch source registers later, and a signal in between would kill the process) and
+/// only writes a byte to a pipe (async-signal-safe); a thread reading the pipe acts.
+private enum CardReinsertion {
+    static let pipeWriteEnd = Atomic<Int32>(-1)
+
+    static func install(_ action: @escaping @Sendable () -> Void) {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return }
+        pipeWriteEnd.store(fds[1], ordering: .relaxed)
+        let readEnd = fds[0]
+        Thread.detachNewThread { listen(readEnd, action) }
+        var sa = sigaction()
+        sa.__sigaction_handler.sa_handler = { _ in
+            var byte: UInt8 = 1
+            _ = write(CardReinsertion.pipeWriteEnd.load(ordering: .relaxed), &byte, 1)
+        }
+        sigemptyset(&sa.sa_mask)
+        sa.sa_flags = SA_RESTART
+        sigaction(SIGUSR1, &sa, nil)
+    }
+
+    private static func listen(_ fd: Int32, _ action: @Sendable () -> Void) {
+        var byte: UInt8 = 0
+        while true {
+            let n = read(fd, &byte, 1)
+            if n == 1 { action() } else if n < 0 && errno == EINTR { continue } else { return }
         }
     }
 }

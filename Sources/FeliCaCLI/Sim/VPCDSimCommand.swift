@@ -19,6 +19,7 @@ struct VPCDSimCommand: CLICommand {
                 OptionSpec("dialect", value: "dialect", help: "Reader dialect to answer in: \(PCSCDialect.names) (default part3)."),
                 OptionSpec.flag("t0", help: "acr122u: answer 61 xx and wait for GET RESPONSE, as a T=0 reader does."),
                 OptionSpec("remove-after", value: "n", help: "Take the card away after it answered <n> FeliCa commands (closes the connection mid-command)."),
+                OptionSpec("stall-after", value: "n", help: "Answer <n> FeliCa commands, then never again (a wedged card; the connection stays open)."),
                 OptionSpec("wait", value: "seconds", help: "How long to keep trying while vpcd does not accept the card yet (default 10)."),
             ],
             required: ["card"])
@@ -43,6 +44,7 @@ struct VPCDSimCommand: CLICommand {
             throw UsageError("option '--t0' applies to --dialect acr122u only")
         }
         if let wait = try args.int("wait", in: 0...3600) { o.connectWait = .seconds(wait) }
+        o.stallAfter = try args.int("stall-after", in: 0...1_000_000)
         options = o
         removeAfter = try args.int("remove-after", in: 0...1_000_000)
     }
@@ -50,6 +52,10 @@ struct VPCDSimCommand: CLICommand {
     func run(_ console: Console) async throws -> Int32 {
         let virtual = try VirtualCard.named(card)
         if let n = removeAfter { virtual.removeAfter(exchanges: n) }
+        var options = options
+        if let n = options.stallAfter {
+            options.onStall = { console.diag("felica-sim vpcd: card stalled after \(n) exchanges") }
+        }
         let vpcd = VPCDCard(card: virtual, options: options)
         // Debian's /etc/reader.conf.d/vpcd serves two slots from 35963.
         let slot = options.port == VPCDCard.defaultPort ? "00" : options.port == VPCDCard.defaultPort + 1 ? "01" : nil
