@@ -44,6 +44,11 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaCards", package: "felica")],
             swiftSettings: strict),
         .executableTarget(
+            name: "FuzzSession",
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaCards", package: "felica"),
+                           .product(name: "FeliCaSimulation", package: "felica")],
+            swiftSettings: strict),
+        .executableTarget(
             name: "FuzzPopulation",
             dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaScheduling", package: "felica")],
             swiftSettings: strict),

@@ -1,14 +1,22 @@
 import FeliCaCLI
 import FuzzSupport
 
-/// The argument parser: NUL-separated words are a command line; it parses to a command
-/// or a usage error, never a crash.
+/// The argument parsers of `felica` and `felica-sim` (fault and tap specs, dialects,
+/// ports...) and the device-string options: NUL-separated words are a command line; it
+/// parses to a command or a usage error, never a crash. Each word is also tried as a
+/// device string.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let words = fuzzBytes(data, size).split(separator: 0, omittingEmptySubsequences: false)
         .map { String(decoding: $0, as: UTF8.self) }
     let code = FeliCaCommandLine.checkArguments(words)
     precondition(code == 0 || code == 64)
+    let sim = FeliCaCommandLine.checkSimArguments(words)
+    precondition(sim == 0 || sim == 64)
+    for word in words.prefix(4) {
+        let device = FeliCaCommandLine.checkDevice(word)
+        precondition(device == 0 || device == 64)
+    }
     return 0
 }
 

@@ -1,0 +1,110 @@
+import Dispatch
+import FeliCa
+import FeliCaCards
+import FeliCaSimulation
+import FuzzSupport
+import Synchronization
+
+/// The whole read path against a hostile card: `felica history` (CardReader) and
+/// `felica dump` (CardImage.read) over a transport whose replies are the wallet's own,
+/// edited by the fuzzer one exchange at a time — bytes flipped, cut, extended or replaced,
+/// LEN or status flags forged, silence, transmission errors, the card gone. Whatever the
+/// card says, the read ends with a report or a typed error, within a bounded number of
+/// exchanges, and a dump cut short is marked partial.
+final class HostileTransport: Transport {
+    let name = "fuzz:hostile"
+    var linkLatency: Duration { .zero }
+    private let card: VirtualCard
+    /// The edit script, consumed from the front; empty = the card's genuine replies.
+    private let edits: Mutex<ArraySlice<UInt8>>
+    let exchanges = Atomic<Int>(0)
+
+    init(card: VirtualCard, edits: ArraySlice<UInt8>) {
+        self.card = card
+        self.edits = Mutex(edits)
+    }
+
+    var editsLeft: Int { edits.withLock { $0.count } }
+
+    func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
+        exchanges.add(1, ordering: .relaxed)
+        let genuine = card.respond(to: packet)
+        let outcome: Result<[UInt8]?, FeliCaError> = edits.withLock { script in
+            func next() -> UInt8 { script.popFirst() ?? 0 }
+            guard let op = script.popFirst() else { return .success(genuine) }
+            var reply = genuine ?? []
+            switch op % 10 {
+            case 0:
+                return .success(genuine)
+            case 1:  // flip one byte
+                let at = Int(next()), mask = next()
+                if !reply.isEmpty { reply[at % reply.count] ^= mask == 0 ? 1 : mask }
+            case 2:  // cut
+                reply = Array(reply.prefix(Int(next())))
+            case 3:  // extend
+                let n = Int(next() % 48)
+                for _ in 0..<n { reply.append(next()) }
+            case 4:  // forge LEN
+                if !reply.isEmpty { reply[0] = next() }
+            case 5:  // replace outright
+                let n = Int(next())
+                reply = (0..<n).map { _ in next() }
+            case 6:
+                return .failure(FeliCaError(.timeout, "fuzz: silence"))
+            case 7:
+                return .failure(FeliCaError(.transmission, "fuzz: garbled"))
+            case 8:
+                return .failure(FeliCaError(.cardGone, "fuzz: card gone"))
+            default:  // forge status flags (bytes 10 and 11 of status-bearing responses)
+                let sf1 = next(), sf2 = next()
+                if reply.count > 11 { reply[10] = sf1; reply[11] = sf2 }
+            }
+            return .success(reply)
+        }
+        guard let reply = try outcome.get() else { throw FeliCaError(.timeout, "fuzz: the card stays silent") }
+        return reply
+    }
+
+    func close() async {}
+}
+
+let card = try! VirtualCard.named("wallet")
+
+/// Runs an async body to completion from libFuzzer's synchronous callback.
+func blocking(_ body: @escaping @Sendable () async -> Void) {
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        await body()
+        done.signal()
+    }
+    done.wait()
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let bytes = fuzzBytes(data, size)
+    blocking {
+        let transport = HostileTransport(card: card, edits: bytes[...])
+        let session = CardSession(transport: transport)
+        do throws(FeliCaError) {
+            let report = try await CardReader(depth: .history).read(session)
+            precondition(report.systems.count <= 0xFF, "more systems than a Request System Code reply holds")
+        } catch {
+            precondition(!error.reason.isEmpty, "an error without a reason")
+        }
+        let (image, error) = await CardImage.readAllowingPartial(using: session)
+        if error != nil, let image {
+            precondition(image.extra["partial"] != nil, "a dump cut short is not marked partial")
+        }
+        // Every exchange consumed at most one edit; past the script the card is genuine,
+        // so the work is bounded by the script plus two honest reads of the wallet.
+        let used = transport.exchanges.load(ordering: .relaxed)
+        precondition(used <= bytes.count + 400, "\(used) exchanges for a \(bytes.count)-byte script")
+    }
+    return 0
+}
+
+@_cdecl("FuzzSession_main")
+func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    runFuzzer(argc, argv, fuzzOne)
+}
