@@ -269,18 +269,22 @@ public struct CardReader: Sendable {
             // Some service refused the batch (a key after all, or fewer blocks than the
             // layout says): read each one alone so the others still show.
             for i in readable {
-                results[i].result = await readAlone(session, target, wanted[i])
+                results[i].result = try await readAlone(session, target, wanted[i])
             }
         }
         return results
     }
 
     /// Reads one service; a block out of range ends the read at the blocks the card has.
-    func readAlone(_ session: CardSession, _ target: Target, _ w: (ServiceCode, String, Int)) async -> Result<[[UInt8]], ServiceIssue> {
+    /// The card's refusals (status flags) become the service's issue; anything else — the
+    /// card leaving, a reader error — is thrown, as everywhere else in the read: kept as an
+    /// issue it would give a report with the service cut short and the command would succeed.
+    func readAlone(_ session: CardSession, _ target: Target, _ w: (ServiceCode, String, Int)) async throws(FeliCaError) -> Result<[[UInt8]], ServiceIssue> {
         do throws(FeliCaError) {
             return .success(try await session.read(service: w.0, blocks: 0..<w.2, from: target))
         } catch {
-            guard error.code == .status, let sf = error.statusFlags else {
+            guard error.code == .status else { throw error }
+            guard let sf = error.statusFlags else {
                 return .failure(ServiceIssue(service: w.0, content: w.1, problem: .unreadable(error.reason)))
             }
             if sf.meansKeyRequired {
@@ -289,8 +293,11 @@ public struct CardReader: Sendable {
             if sf.sf2 == 0xA8 && w.2 > 1 {
                 var blocks: [[UInt8]] = []
                 for b in 0..<w.2 {
-                    guard let one = try? await session.read(service: w.0, blocks: b..<(b + 1), from: target) else { break }
-                    blocks += one
+                    do throws(FeliCaError) {
+                        blocks += try await session.read(service: w.0, blocks: b..<(b + 1), from: target)
+                    } catch where error.code == .status {
+                        break  // past the card's last block
+                    }
                 }
                 if !blocks.isEmpty { return .success(blocks) }
             }

@@ -11,10 +11,21 @@ import Testing
 struct FaultHistoryTests {
     static let reader = CardReader(depth: .history)
 
+    /// A built-in card, or `suica-short`: a Suica whose history holds 7 blocks, not the
+    /// layout's 20, so the batch is refused and the history is read block by block.
+    static func card(_ name: String) throws -> VirtualCard {
+        guard name == "suica-short" else { return try VirtualCard.named(name) }
+        var image = try #require(SampleCards.image(named: "suica"))
+        image.systems[0].services = image.systems[0].services.map { s in
+            s.code == TransitIC.historyService ? CardImage.Service(code: s.code, blocks: Array(s.blocks!.prefix(7))) : s
+        }
+        return VirtualCard(image: image)
+    }
+
     /// The report and the card exchanges of a fault-free read through libnfc.
     static func reference(_ name: String) async throws -> (CardReport, Int) {
-        let virtual = try await reader.read(CardSession(transport: VirtualTransport(card: try VirtualCard.named(name), name: "virtual:\(name)")))
-        let (viaLibNFC, exchanges) = try await withEmulatedReader(card: try VirtualCard.named(name)) { t, server in
+        let virtual = try await reader.read(CardSession(transport: VirtualTransport(card: try card(name), name: "virtual:\(name)")))
+        let (viaLibNFC, exchanges) = try await withEmulatedReader(card: try card(name)) { t, server in
             (try await reader.read(CardSession(transport: t)), server.cardExchanges)
         }
         #expect(viaLibNFC == virtual)
@@ -45,12 +56,15 @@ struct FaultHistoryTests {
         }
     }
 
-    @Test("card removed after each exchange in turn", arguments: ["wallet", "suica"])
+    /// Regression (suica-short): when the card left while a refused batch was read again
+    /// service by service, the block-by-block fallback stopped quietly (`try?`) and the
+    /// report came out with a shorter history, no issue, exit 0.
+    @Test("card removed after each exchange in turn", arguments: ["wallet", "suica", "suica-short"])
     func removal(_ name: String) async throws {
         let (complete, total) = try await Self.reference(name)
         #expect(total > 3)
         for n in 0...total {
-            let card = try VirtualCard.named(name)
+            let card = try Self.card(name)
             card.removeAfter(exchanges: n)
             let start = ContinuousClock.now
             let outcome = try await Self.read(card)
