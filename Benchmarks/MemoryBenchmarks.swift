@@ -22,7 +22,9 @@ func memoryBenchmarks() async {
     // card goes (8 packets in the field, 3 away).
     let taps = PN532Emulator.Taps(present: 8, absent: 3)
     var peaks: [Int: Int] = [:]
-    for count in [100, 10_000] {
+    // FELICA_BENCH_TAPS=100,10000,30000 runs other tap counts.
+    let counts = (getenv("FELICA_BENCH_TAPS").map { String(cString: $0) } ?? "100,10000").split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }
+    for count in counts {
         guard let card = try? VirtualCard.named("wallet"),
               let server = try? PN532Server(card: card, options: .init(taps: taps)) else {
             print("cannot start the PN532 emulator: skipped")
@@ -34,11 +36,22 @@ func memoryBenchmarks() async {
         let before = procStatus("VmRSS")
         let clock = ContinuousClock()
         let start = clock.now
+        // RSS as the taps go by (11 card exchanges a tap), to tell a steady climb from a plateau.
+        let sampler = Task.detached { () -> [(taps: Int, rss: Int)] in
+            var samples: [(taps: Int, rss: Int)] = []
+            while !Task.isCancelled {
+                samples.append((server.cardExchanges / (taps.present + taps.absent), procStatus("VmRSS")))
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+            return samples
+        }
         let status = await withStdout(to: output) {
             await FeliCaCommandLine.felica(["watch", "--json", "--count", String(count), "--interval", "0",
                                             "--device", "libnfc:" + server.connectionString])
         }
         let elapsed = clock.now - start
+        sampler.cancel()
+        let samples = await sampler.result.get()
         let peak = procStatus("VmHWM"), after = procStatus("VmRSS")
         let exchanges = server.cardExchanges
         server.stop()
@@ -53,6 +66,11 @@ func memoryBenchmarks() async {
         print(pad("felica watch, \(count) taps (wallet) via libnfc+PN532", 52)
               + "peak RSS \(mib(peak))  (before \(mib(before)), after \(mib(after)); \(exchanges) card exchanges, \(fixed(seconds(elapsed), 1)) s)"
               + (peakReset ? "" : "  [peak not reset: includes earlier sections]"))
+        if count >= 1_000 {
+            let marks = stride(from: count / 10, through: count, by: count / 10).compactMap { mark in samples.first { $0.taps >= mark } }
+            print("  RSS (MiB) by taps:           " + marks.map { "\($0.taps / 100 * 100): \(fixed(Double($0.rss) / 1024, 1))" }.joined(separator: ", "))
+
+        }
     }
     if let small = peaks[100], let large = peaks[10_000] {
         let growth = large - small
