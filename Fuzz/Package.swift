@@ -37,7 +37,8 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "FuzzPCSC",
-            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaSimulation", package: "felica")],
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaSimulation", package: "felica"),
+                           .product(name: "FeliCaPCSC", package: "felica")],
             swiftSettings: strict),
         .executableTarget(
             name: "FuzzCards",

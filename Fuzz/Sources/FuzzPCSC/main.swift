@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaPCSC
 import FeliCaSimulation
 import FuzzSupport
 
@@ -38,7 +39,52 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             precondition(responder.respond(to: apdu).count >= 2, "reply without a status word")
         }
     }
+    hostileReader(bytes)
     return 0
+}
+
+/// The client side against a hostile reader: the dialect driver (session set-up, Polling,
+/// reads, GET RESPONSE chaining) over the stand-in's genuine replies, edited by the
+/// fuzzer one APDU at a time. It returns packets or typed errors, within a bounded number
+/// of APDUs.
+func hostileReader(_ bytes: [UInt8]) {
+    guard let first = bytes.first else { return }
+    let dialect = PCSCDialect.allCases[Int(first) % PCSCDialect.allCases.count]
+    var script = bytes.dropFirst()
+    var responder = VPCDResponder(dialect: dialect, idm: card.systems[0].idm, getResponse: first & 0x80 != 0 && dialect == .acr122u) {
+        card.respond(to: $0)
+    }
+    var transmits = 0
+    func next() -> UInt8 { script.popFirst() ?? 0 }
+    let transmit: PCSCDialectDriver.Transmit = { (apdu: CommandAPDU) throws(FeliCaError) -> ResponseAPDU in
+        transmits += 1
+        var reply = responder.respond(to: apdu.encode())
+        if let op = script.popFirst() {
+            switch op % 6 {
+            case 0: break
+            case 1: if !reply.isEmpty { reply[Int(next()) % reply.count] ^= max(next(), 1) }
+            case 2: reply = Array(reply.prefix(Int(next())))
+            case 3: reply = (0..<Int(next() % 64)).map { _ in next() }
+            case 4: reply = Array(reply.dropLast(2)) + [0x61, next()]  // "more data waiting"
+            default: throw FeliCaError(.transmission, "fuzz: the reader dropped the APDU")
+            }
+        }
+        return try ResponseAPDU.decode(reply[...])
+    }
+    let driver = PCSCDialectDriver(dialect: dialect)
+    let idm = card.systems[0].idm
+    let read = try! ReadWithoutEncryptionCommand(idm: idm, service: 0x090F, blocks: 0..<4).encode()
+    if let polling = try? driver.probe(transmit) {
+        precondition(polling.idm == idm || transmits > 0)
+    }
+    for packet in [read, RequestSystemCodeCommand(idm: idm).encode()] {
+        let before = transmits
+        if let reply = try? driver.exchange(packet, timeout: .milliseconds(100), transmit) {
+            _ = try? Response.decode(reply[...], expecting: idm)
+        }
+        precondition(transmits - before <= 5, "one packet took \(transmits - before) APDUs")
+    }
+    driver.end(transmit)
 }
 
 @_cdecl("FuzzPCSC_main")
