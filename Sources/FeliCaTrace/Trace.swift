@@ -98,15 +98,16 @@ extension Trace {
 
     /// Parses trace text; `source` names it in errors (a path, or "trace").
     public static func parse(_ text: String, source: String = "trace", lenient: Bool = false) throws(FeliCaError) -> Trace {
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        let endsWithNewline = text.hasSuffix("\n")
+        // Split on the scalar: as Characters, "\r\n" is one grapheme that is not "\n".
+        var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
+        let endsWithNewline = text.unicodeScalars.last == "\n"
         if endsWithNewline { lines.removeLast() }
         var trace = Trace()
         var sawHeader = false
         for (index, raw) in lines.enumerated() {
             let number = index + 1
             var line = Substring(raw)
-            if line.hasSuffix("\r") { line = line.dropLast() }
+            if line.unicodeScalars.last == "\r" { line = Substring(line.unicodeScalars.dropLast()) }
             if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
             let isLast = index == lines.count - 1
             do throws(FeliCaError) {
