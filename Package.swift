@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "FeliCaScheduling", targets: ["FeliCaScheduling"]),
         .library(name: "FeliCaLibNFC", targets: ["FeliCaLibNFC"]),
         .library(name: "FeliCaPCSC", targets: ["FeliCaPCSC"]),
+        .library(name: "FeliCaJSON", targets: ["FeliCaJSON"]),
+        .library(name: "FeliCaCLI", targets: ["FeliCaCLI"]),
         .executable(name: "felica", targets: ["felica"]),
         .executable(name: "felica-sim", targets: ["felica-sim"]),
     ],
@@ -59,6 +61,8 @@ let package = Package(
         .testTarget(name: "FeliCaSchedulingTests", dependencies: ["FeliCa", "FeliCaScheduling", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaLibNFCTests", dependencies: ["FeliCa", "FeliCaLibNFC", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaPCSCTests", dependencies: ["FeliCa", "FeliCaPCSC", "FeliCaSimulation"], swiftSettings: strict),
-        .testTarget(name: "FeliCaCLITests", dependencies: ["FeliCaCLI", "FeliCa", "FeliCaSimulation"], swiftSettings: strict),
+        .testTarget(
+            name: "FeliCaCLITests", dependencies: ["FeliCaCLI", "FeliCa", "FeliCaSimulation"],
+            exclude: ["Golden", "Fixtures"], swiftSettings: strict),
     ]
 )

@@ -38,8 +38,14 @@ public actor CardSession {
         return try await transport.exchange(packet, timeout: timeout)
     }
 
-    private func timeout(_ pmm: PMm, _ kind: ResponseTimeKind, units: Int) -> Duration {
-        max(pmm.maximumResponseTime(for: kind, units: units), options.timeoutFloor) + transport.linkLatency
+    /// The card's own time from PMm (with a floor), both frames' air time, and the
+    /// transport's latency. Air time uses 212 kbps, the slower rate, and the largest reply
+    /// the command can bring.
+    private func timeout(_ pmm: PMm, _ kind: ResponseTimeKind, units: Int, commandLength: Int = 64) -> Duration {
+        let replyLength = kind == .read ? 13 + 16 * units : 64
+        return max(pmm.maximumResponseTime(for: kind, units: units), options.timeoutFloor)
+            + AirTiming.airTime(packetLength: commandLength) + AirTiming.airTime(packetLength: replyLength)
+            + transport.linkLatency
     }
 
     /// Exchange with retries for a command that is safe to repeat.

@@ -13,6 +13,9 @@ public enum Command: Hashable, Sendable {
 
     /// Decodes a command packet (with its LEN byte).
     public static func decode(_ packet: ArraySlice<UInt8>) throws(FeliCaError) -> Command {
+        if let len = packet.first, len < 2 {
+            throw FeliCaError(.badLength, "command: LEN is \(len), a frame holds at least LEN and a code")
+        }
         guard packet.count >= 2 else {
             throw FeliCaError(.truncated, "command: frame of \(packet.count) byte\(packet.count == 1 ? "" : "s") has no command code")
         }
@@ -106,6 +109,9 @@ public enum Response: Hashable, Sendable {
 
     /// Decodes a response packet (with its LEN byte) by its response code.
     public static func decode(_ packet: ArraySlice<UInt8>, expecting idm: IDm? = nil) throws(FeliCaError) -> Response {
+        if let len = packet.first, len < 2 {
+            throw FeliCaError(.badLength, "response: LEN is \(len), a frame holds at least LEN and a code")
+        }
         guard packet.count >= 2 else {
             throw FeliCaError(.truncated, "response: frame of \(packet.count) byte\(packet.count == 1 ? "" : "s") has no response code")
         }

@@ -22,7 +22,8 @@ public enum DeviceResolver {
             guard let rest, !rest.isEmpty else {
                 throw UsageError("device 'virtual:' needs a card: virtual:suica, virtual:edy, virtual:nanaco, virtual:waon, virtual:wallet or virtual:<image.json>")
             }
-            return VirtualTransport(card: try VirtualCard.named(rest), name: chosen)
+            let (card, timing) = try virtualOptions(rest)
+            return VirtualTransport(card: try VirtualCard.named(card), name: chosen, timing: timing)
         case "replay":
             guard let rest, !rest.isEmpty else { throw UsageError("device 'replay:' needs a trace file: replay:<trace.jsonl>") }
             return try await ExtraDevices.openReplay(path: rest, name: chosen)
@@ -33,6 +34,16 @@ public enum DeviceResolver {
         default:
             throw UsageError("unknown device '\(chosen)': expected one of \(forms)")
         }
+    }
+
+    /// `suica` or `suica?timing=212` / `?timing=424`: answer as slowly as a real card.
+    static func virtualOptions(_ s: String) throws(UsageError) -> (String, AirTiming.BitRate?) {
+        guard let q = s.lastIndex(of: "?") else { return (s, nil) }
+        let option = s[s.index(after: q)...]
+        guard option.hasPrefix("timing="), let rate = Int(option.dropFirst(7)), let r = AirTiming.BitRate(rawValue: rate) else {
+            throw UsageError("device option '\(option)' is not understood: use virtual:<card>?timing=212 or ?timing=424")
+        }
+        return (String(s[..<q]), r)
     }
 
     static func split(_ s: String) -> (String, String?) {

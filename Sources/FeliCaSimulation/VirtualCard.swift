@@ -105,6 +105,14 @@ public final class VirtualCard: Sendable {
         }
         guard let idm = command.idm, let si = systemIndex(idm) else { return nil }
         let system = image.systems[si]
+        // FeliCa Lite and Lite-S know only Polling, Read and Write Without Encryption.
+        let family = systems[si].pmm.ic.family
+        if family == .lite || family == .liteS {
+            switch command {
+            case .readWithoutEncryption, .writeWithoutEncryption: break
+            default: return nil
+            }
+        }
         switch command {
         case .polling:
             return nil
@@ -143,7 +151,8 @@ public final class VirtualCard: Sendable {
         return nil
     }
 
-    /// Areas and services in code order, as Search Service Code walks them.
+    /// Areas and services in code order, as Search Service Code walks them on real cards
+    /// (so a dump lists services in code order whatever order the image gave).
     private func nodeList(_ system: CardImage.System) -> [Node] {
         var nodes: [Node] = system.areas.map { .area($0.code, end: $0.end) }
         nodes += system.services.map { .service($0.code) }

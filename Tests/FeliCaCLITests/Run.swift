@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+
+/// What one run of a built executable printed and returned.
+struct RunResult: Sendable {
+    var stdout: String
+    var stderr: String
+    var status: Int32
+}
+
+/// The directory holding the built executables (beside the test bundle).
+let binDirectory: URL = {
+    if let dir = ProcessInfo.processInfo.environment["FELICA_BIN"] { return URL(fileURLWithPath: dir) }
+    return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+}()
+
+/// The package root, for fixtures.
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+func fixture(_ name: String) -> String {
+    packageRoot.appendingPathComponent("Tests/FeliCaCLITests/Fixtures/\(name)").path
+}
+
+/// Runs `felica` (or another built executable) and captures its output.
+func run(_ arguments: [String], executable: String = "felica", environment: [String: String] = [:]) throws -> RunResult {
+    let p = Process()
+    p.executableURL = binDirectory.appendingPathComponent(executable)
+    p.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    env["FELICA_DEVICE"] = nil
+    env["LIBNFC_AUTO_SCAN"] = "false"
+    for (k, v) in environment { env[k] = v }
+    p.environment = env
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    try p.run()
+    // Read both pipes before waiting, so a large output cannot block the child.
+    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let e = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return RunResult(stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self), status: p.terminationStatus)
+}
+
+/// Compares `actual` with a golden file; `UPDATE_GOLDEN=1` rewrites the file instead.
+func expectGolden(_ actual: String, _ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let url = packageRoot.appendingPathComponent("Tests/FeliCaCLITests/Golden/\(name)")
+    if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] == "1" {
+        try actual.write(to: url, atomically: true, encoding: .utf8)
+        return
+    }
+    let expected = try String(contentsOf: url, encoding: .utf8)
+    #expect(actual == expected, "output differs from Golden/\(name) (UPDATE_GOLDEN=1 rewrites it)", sourceLocation: sourceLocation)
+}
+
+func temporaryPath(_ name: String) -> String {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("felica-tests-\(getpid())")
+    try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    return dir.appendingPathComponent(name).path
+}
