@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Re-records the committed traces in Tests/Traces: every built-in sample card, every
-# command that talks to a card, through the virtual card. Run it after a change to the
+# command that talks to a card, through the virtual card answering at real-card speed
+# (212 kbit/s), so the timings in the traces are realistic. Run it after a change to the
 # commands a card session sends (the replay tests then fail with a divergence error).
 #   scripts/record-traces.sh            build, then record
 #   FELICA_BIN=<bin dir> scripts/record-traces.sh    use an existing build
@@ -33,7 +34,7 @@ for cmd in "${commands[@]}"; do
     # A command may fail on a card (balance on a card without a purse): the trace of that
     # session is still a valid recording, so it is kept either way.
     status=0
-    "$felica" "$cmd" --device "virtual:$card" --trace "$tmp" >/dev/null 2>&1 || status=$?
+    "$felica" "$cmd" --device "virtual:$card?timing=212" --trace "$tmp" >/dev/null 2>&1 || status=$?
     if [[ ! -s "$tmp" ]]; then
       echo "record-traces: felica $cmd --device virtual:$card wrote no trace (exit $status)" >&2
       exit 1
