@@ -7,6 +7,8 @@ enum FelicaCommands {
             DumpCommand.self,
             ReadCommand.self,
             BalanceCommand.self,
+            OrderCommand.self,
+            BenchCommand.self,
             TraceCommand.self,
         ]
     }
@@ -15,6 +17,8 @@ enum FelicaCommands {
 /// Every `felica-sim` subcommand. Add new stand-ins here.
 enum FelicaSimCommands {
     static var all: [any CLICommand.Type] {
-        []
+        [
+            PN532SimCommand.self,
+        ]
     }
 }
