@@ -88,10 +88,25 @@ public final class TraceReplay: Transport {
     private func divergence(_ recorded: Trace.Exchange, _ actual: [UInt8], number: Int) -> FeliCaError {
         let expectedHex = Hex.encode(recorded.tx)
         let actualHex = Hex.encode(actual)
-        let first = zip(recorded.tx, actual).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(recorded.tx.count, actual.count)
-        let which = first < min(recorded.tx.count, actual.count)
-            ? "first difference at byte \(first)"
-            : (actual.count > recorded.tx.count ? "the code sent \(actual.count - recorded.tx.count) more byte(s)" : "the code sent \(recorded.tx.count - actual.count) fewer byte(s)")
+        func firstDifference(from start: Int) -> Int {
+            var i = start
+            while i < recorded.tx.count, i < actual.count, recorded.tx[i] == actual[i] { i += 1 }
+            return i
+        }
+        // A different length changes the LEN byte too; the byte worth marking is the first
+        // difference in what follows it.
+        var first = firstDifference(from: 0)
+        var lengthNote = ""
+        if first == 0, recorded.tx.count > 1, actual.count > 1 {
+            first = firstDifference(from: 1)
+            lengthNote = " (LEN differs too: expected \(recorded.tx.count) bytes, actual \(actual.count))"
+        }
+        let shorter = min(recorded.tx.count, actual.count)
+        let which = first < shorter
+            ? "first difference at byte \(first)\(lengthNote)"
+            : (actual.count > recorded.tx.count
+                ? "the code sent \(actual.count - recorded.tx.count) more byte(s)"
+                : "the code sent \(recorded.tx.count - actual.count) fewer byte(s)")
         let pad = String(repeating: " ", count: 12)
         return FeliCaError(.divergence, """
             \(name): exchange \(number)\(lineNote(recorded)) differs from the recording

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaCards
 import FeliCaSimulation
 import FeliCaTrace
 import Foundation
@@ -41,5 +42,41 @@ import Testing
         try replay.assertFullyConsumed()
         let live = try await CardImage.read(using: CardSession(transport: VirtualTransport(card: try VirtualCard.named(card), name: "virtual:\(card)")))
         #expect(replayed.jsonText() == live.jsonText())
+    }
+}
+
+/// The card profiles replayed from the committed balance and history traces: the same
+/// report as a live read of the sample card, from exactly the recorded exchanges.
+@Suite struct ProfileReplayTests {
+    static let cases: [(file: String, card: String, depth: CardReader.Depth)] = CommittedTraceTests.files.compactMap { file in
+        let base = file.dropLast(".jsonl".count)
+        guard let dash = base.lastIndex(of: "-") else { return nil }
+        let card = String(base[..<dash])
+        switch base[base.index(after: dash)...] {
+        case "balance": return (file, card, .balance)
+        case "history": return (file, card, .history)
+        default: return nil
+        }
+    }
+
+    @Test func everySampleCardHasBalanceAndHistoryTraces() {
+        for card in SampleCards.names {
+            #expect(Self.cases.contains { $0.card == card && $0.depth == .balance }, "no \(card)-balance.jsonl: run scripts/record-traces.sh")
+            #expect(Self.cases.contains { $0.card == card && $0.depth == .history }, "no \(card)-history.jsonl: run scripts/record-traces.sh")
+        }
+    }
+
+    @Test(arguments: cases)
+    func profilesReadTheSameReportFromTheTrace(file: String, card: String, depth: CardReader.Depth) async throws {
+        let replay = try TraceReplay.load(Support.tracesDirectory + "/" + file)
+        let replayed = try await CardReader(depth: depth).read(CardSession(transport: replay))
+        try replay.assertFullyConsumed()
+        let live = try await CardReader(depth: depth).read(
+            CardSession(transport: VirtualTransport(card: try VirtualCard.named(card), name: "virtual:\(card)")))
+        #expect(replayed == live)
+        #expect(!replayed.purses.isEmpty)
+        if depth == .history {
+            #expect(replayed.purses.allSatisfy { $0.history != nil })
+        }
     }
 }

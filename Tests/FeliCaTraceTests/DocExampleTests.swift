@@ -1,16 +1,16 @@
 import FeliCa
-import FeliCaSimulation
+import FeliCaCards
 import FeliCaTrace
 import Foundation
 import Testing
 
 // docs:begin — Docs/traces.md shows this test verbatim; a test below keeps the two equal.
-@Test func suicaDumpStillReadsTheSameCard() async throws {
-    let replay = try TraceReplay.load("Tests/Traces/suica-dump.jsonl")
-    let card = try await CardImage.read(using: CardSession(transport: replay))
+@Test func suicaBalanceStillReads() async throws {
+    let replay = try TraceReplay.load("Tests/Traces/suica-balance.jsonl")
+    let card = try await CardReader(depth: .balance).read(CardSession(transport: replay))
     try replay.assertFullyConsumed()
 
-    #expect(card.systems.map(\.code) == [.transit])
+    #expect(card.purses.map(\.balance) == [1234])
 }
 // docs:end
 
@@ -22,5 +22,5 @@ import Testing
     let end = try #require(source.range(of: "// docs:end"))
     let code = String(source[source.index(after: codeStart)..<end.lowerBound])
     let guide = try Support.text(Support.root + "/Docs/traces.md")
-    #expect(guide.contains("```swift\nimport FeliCa\nimport FeliCaSimulation\nimport FeliCaTrace\nimport Testing\n\n" + code + "```\n"))
+    #expect(guide.contains("```swift\nimport FeliCa\nimport FeliCaCards\nimport FeliCaTrace\nimport Testing\n\n" + code + "```\n"))
 }

@@ -128,10 +128,13 @@ import Testing
         ("1006\(idm)010f09018000", 11, ["first difference at byte 11", "services=[090F]", "services=[008B]"]),
         // Another IDm: byte 2 onwards.
         ("1006" + "0101120312345679" + "018b00018000", 9, ["first difference at byte 9"]),
-        // A longer command (two blocks instead of one): a prefix of it matches except LEN.
-        ("1206\(idm)018b000280008001", 0, ["first difference at byte 0", "blocks=0…1"]),
+        // A longer command (two blocks instead of one): LEN differs, the mark goes to the
+        // block count, the first difference after it.
+        ("1206\(idm)018b000280008001", 13, ["first difference at byte 13 (LEN differs too: expected 16 bytes, actual 18)", "blocks=0…1"]),
         // Not a command the codec knows.
-        ("03ff00", 0, ["undecodable command"]),
+        ("03ff00", 1, ["undecodable command", "first difference at byte 1 (LEN differs too"]),
+        // The same command cut short: the rest is missing.
+        ("1006\(idm)018b0001", 14, ["the code sent 2 fewer byte(s)"]),
     ]
 
     @Test(arguments: divergences)

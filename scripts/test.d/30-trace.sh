@@ -106,15 +106,24 @@ if ! command -v tshark >/dev/null; then
 fi
 
 user0=(-o 'uat:user_dlts:"User 0 (DLT=147)","felica","0","","0",""')
-# Prints the frames of $1 that are not FeliCa or are malformed; fails when there are any
-# or when the number of frames is not $2.
+# Wireshark's FeliCa dissector (4.0) reads a Read Without Encryption command as if it had
+# one service: for a read of several services (valid FeliCa, and how CardReader batches)
+# it takes the second service code for the block count and may run off the end, flagging
+# the frame malformed. Those frames are counted as the dissector's limitation; any other
+# frame that is not FeliCa, has no opcode or is malformed fails.
+limited=0
+# check_pcap PCAP FRAMES [TSHARK OPTIONS...]: prints the failing frames; fails when there
+# are any or when the number of frames is not FRAMES. Adds to $limited.
 check_pcap() {
   local pcap="$1" expected="$2"; shift 2
   local fields
-  fields="$(tshark "$@" -r "$pcap" -T fields -E separator='|' -e frame.number -e frame.protocols -e felica.opcode -e _ws.malformed -e _ws.expert.severity 2>/dev/null)" || return 1
-  local frames bad
+  fields="$(tshark "$@" -r "$pcap" -T fields -E separator='|' -E occurrence=f \
+    -e frame.number -e frame.protocols -e felica.opcode -e _ws.malformed -e _ws.expert.severity -e felica.svcs 2>/dev/null)" || return 1
+  local frames bad n
   frames=$(grep -c . <<<"$fields")
-  bad="$(awk -F'|' '$2 !~ /(^|:)felica(:|$)/ || $3 == "" || $4 != "" || ($5 != "" && $5 >= 6291456)' <<<"$fields")"
+  bad="$(awk -F'|' '$2 !~ /(^|:)felica(:|$)/ || $3 == "" || (($4 != "" || ($5 != "" && $5 >= 6291456)) && !($3 == "0x06" && $6 > 1))' <<<"$fields")"
+  n=$(awk -F'|' '$4 != "" && $3 == "0x06" && $6 > 1' <<<"$fields" | grep -c .)
+  limited=$((limited + n))
   [[ -z "$bad" && "$frames" -eq "$expected" ]] || { echo "$bad" | head -5; return 1; }
 }
 for trace in "${committed[@]}" "$fresh" "${captures[@]}"; do
@@ -130,9 +139,14 @@ done
 # The check can fail: without the preference nothing is FeliCa, and a cut response is malformed.
 packets=$(( $(grep -c '"tx"' "$fresh") + $(grep -c '"rx":"' "$fresh") ))
 check_pcap "$work/fresh-dump.pcap" "$packets" >/dev/null && fail "tshark check passes without the USER0 preference"
-printf '%s\n' '{"format":"felica-trace/1"}' '{"tx":"0600ffff0100","rx":"1401010112031234"}' >"$work/malformed.jsonl"
+printf '%s\n' '{"format":"felica-trace/1"}' '{"tx":"0600ffff0100","rx":"1401010112031234"}' \
+  '{"tx":"1006010112031234567801 8b00 0180","rx":null,"error":"timeout"}' | sed 's/ //g' >"$work/malformed.jsonl"
 "$felica" trace export "$work/malformed.jsonl" --pcap "$work/malformed.pcap" 2>/dev/null
-check_pcap "$work/malformed.pcap" 2 "${user0[@]}" >/dev/null && fail "tshark check passes a truncated Polling response"
+check_pcap "$work/malformed.pcap" 3 "${user0[@]}" >"$work/bad" || true
+[[ $(grep -c . "$work/bad") -eq 2 ]] || fail "tshark check does not single out a truncated Polling response and a truncated one-service read: $(cat "$work/bad")"
+if ((limited)); then
+  echo "30-trace: note: $limited multi-service Read Without Encryption commands flagged malformed by tshark's FeliCa dissector (it reads only the first service code); felica trace show decodes them" >&2
+fi
 
 if ((failures)); then
   echo "30-trace: $failures failure(s)" >&2
