@@ -50,6 +50,11 @@ let package = Package(
                            .product(name: "FeliCaSimulation", package: "felica")],
             swiftSettings: strict),
         .executableTarget(
+            name: "FuzzTrace",
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaCards", package: "felica"),
+                           .product(name: "FeliCaTrace", package: "felica")],
+            swiftSettings: strict),
+        .executableTarget(
             name: "FuzzPopulation",
             dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaScheduling", package: "felica")],
             swiftSettings: strict),

@@ -22,10 +22,10 @@ else
   targets="$target"
 fi
 
-# Extra libFuzzer flags per target. FuzzSession runs Swift concurrency, whose pools keep
+# Extra libFuzzer flags per target. FuzzSession and FuzzTrace run Swift concurrency, whose pools keep
 # allocations from one input to the next: libFuzzer would run a leak scan after every
 # input (4x slower) and find only those pools.
-extra_flags() { case $1 in FuzzSession) echo "-detect_leaks=0" ;; esac; }
+extra_flags() { case $1 in FuzzSession | FuzzTrace) echo "-detect_leaks=0" ;; esac; }
 
 status=0
 for t in $targets; do
