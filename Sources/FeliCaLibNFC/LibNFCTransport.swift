@@ -1,6 +1,10 @@
 import FeliCa
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A FeliCa reader through libnfc (PN532 boards, PN533 readers, ACR122U): the `libnfc`
 /// and `libnfc:<connstring>` devices.
 ///
@@ -56,12 +60,22 @@ public final class LibNFCTransport: Transport {
         }
         let thread = DeviceThread(name: "libnfc \(connstring ?? "default")")
         let result = await thread.run { () -> Result<LibNFCConnection, FeliCaError> in
-            let c = LibNFCConnection(connstring: connstring, bitRate: bitRate)
-            do throws(FeliCaError) {
-                try c.open()
-                return .success(c)
-            } catch {
-                return .failure(error)
+            // A serial PN532 whose last host died mid-command (Ctrl-C, a crash) finishes that
+            // command and sends its reply into the next host's handshake, which then fails
+            // as if no PN532 were there; reset() meets the same after a host timeout. So a
+            // serial port that exists gets a few more tries once the chip is done.
+            let retries = connstring.flatMap(LibNFCDiagnosis.serialPath).map { access($0, F_OK) == 0 } == true ? 3 : 0
+            var attempt = 0
+            while true {
+                let c = LibNFCConnection(connstring: connstring, bitRate: bitRate)
+                do throws(FeliCaError) {
+                    try c.open()
+                    return .success(c)
+                } catch {
+                    guard attempt < retries else { return .failure(error) }
+                    attempt += 1
+                    usleepMilliseconds(100 * attempt)
+                }
             }
         }
         switch result {

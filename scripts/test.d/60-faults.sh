@@ -227,6 +227,64 @@ for how in TERM KILL; do
   done
 done
 
+echo "-- libnfc: dump --output FILE cut short: the previous file or a complete new one" >&2
+"$felica" dump --json --device virtual:wallet >"$work/dump.ref" 2>/dev/null
+previous='{"previous": "dump"}'
+complete=0 errors=0 total=""
+for n in $(seq 0 80); do
+  echo "$previous" >"$work/card.json"
+  rm -f "$work/card.json.partial"
+  start_emulator --card wallet --remove-after "$n" || break
+  run 20 dump --json --output "$work/card.json" --device "$dev"
+  stop_emulator
+  if ((rc == 124 || rc > 128)); then
+    fail "dump, removed after $n: hung or crashed (exit $rc)"
+  elif ((rc == 0)); then
+    if cmp -s "$work/card.json" "$work/dump.ref" && [[ ! -e "$work/card.json.partial" ]]; then
+      complete=$((complete + 1)); total=$n
+    else
+      fail "dump, removed after $n: exit 0 but the file is not the complete dump"
+    fi
+  elif [[ "$(cat "$work/card.json")" != "$previous" ]]; then
+    fail "dump, removed after $n: exit $rc and the previous file was replaced: $(head -c 200 "$work/card.json")"
+  elif ! grep -qiE "$removed|did not answer Polling" "$work/err"; then
+    fail "dump, removed after $n: exit $rc without saying why: $(cat "$work/err")"
+  elif [[ -e "$work/card.json.partial" ]] && ! grep -q '"partial"' "$work/card.json.partial"; then
+    fail "dump, removed after $n: FILE.partial is not marked partial"
+  else
+    errors=$((errors + 1))
+    pass "dump, removed after $n: previous file kept"
+  fi
+  [[ -n "$total" ]] && break
+done
+[[ -n "$total" ]] && note "dump --output: $((errors + complete)) runs (removal after 0..$total): previous file kept $errors times, complete file once" \
+  || fail "dump --output: no removal point gave the complete dump"
+
+# Killed (SIGKILL) at points through a dump that takes real-card time.
+start_emulator --card wallet --timing rf || true
+kept=0 replaced=0
+for delay in 0.05 0.15 0.3 0.45 0.6 0.75 0.9 1.05 1.2 1.5 2.5; do
+  echo "$previous" >"$work/card.json"
+  # (Not under timeout: the kill must reach felica itself.)
+  "$felica" dump --json --output "$work/card.json" --device "$dev" >/dev/null 2>&1 &
+  bg_pid=$!
+  sleep "$delay"
+  kill -KILL "$bg_pid" 2>/dev/null
+  wait "$bg_pid" 2>/dev/null
+  bg_pid=""
+  if [[ "$(cat "$work/card.json")" == "$previous" ]]; then
+    kept=$((kept + 1)); pass "dump killed after ${delay}s: previous file"
+  elif cmp -s "$work/card.json" "$work/dump.ref"; then
+    replaced=$((replaced + 1)); pass "dump killed after ${delay}s: complete file"
+  else
+    fail "dump killed after ${delay}s: the file is neither the previous nor the complete one: $(head -c 200 "$work/card.json")"
+  fi
+  # The reader recovers from a host killed mid-exchange.
+  expect_complete "dump killed after ${delay}s: the next command" "$work/wallet.ref" history --device "$dev"
+done
+stop_emulator
+note "dump killed (SIGKILL) at 11 points: previous file $kept times, complete new file $replaced times, never anything else"
+
 echo "-- libnfc: felica watch over card taps" >&2
 # In the field for 8 packets (a whole wallet read), away for 3: every tap is printed whole.
 start_emulator --card wallet --taps 8:3 || true
