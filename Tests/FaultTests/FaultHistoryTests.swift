@@ -68,7 +68,7 @@ struct FaultHistoryTests {
             card.removeAfter(exchanges: n)
             let start = ContinuousClock.now
             let outcome = try await Self.read(card)
-            #expect(ContinuousClock.now - start < .seconds(3), "\(name) removed after \(n): took too long")
+            #expect(ContinuousClock.now - start < .seconds(60), "\(name) removed after \(n): no end in sight")  // a hang guard, not a figure (parallel test suites can starve the cooperative pool for seconds)
             Self.check(outcome, complete, "\(name) removed after \(n)", allowed: n == 0 ? [.noCard] : [.cardGone])
             if n >= total, case .failure(let e) = outcome { Issue.record("\(name): removal after the last exchange (\(n)) failed: \(e.reason)") }
         }
@@ -83,7 +83,7 @@ struct FaultHistoryTests {
         for n in 1...total {
             let start = ContinuousClock.now
             let outcome = try await Self.read(try VirtualCard.named("wallet"), faults: [PN532Fault(kind, atExchange: n)])
-            #expect(ContinuousClock.now - start < .seconds(3), "\(kind) at \(n): took too long")
+            #expect(ContinuousClock.now - start < .seconds(60), "\(kind) at \(n): no end in sight")  // a hang guard
             Self.check(outcome, complete, "\(kind) at exchange \(n)", allowed: [])
         }
     }
