@@ -67,11 +67,8 @@ public struct CardReader: Sendable {
             let target: Target
             if first.systemCode == system {
                 target = first
-            } else if let t = try await selectListed(system, session, first: first) {
-                target = t
             } else {
-                report.notes.append("system \(system) is listed by the card but did not answer Polling")
-                continue
+                target = try await selectListed(system, session, first: first)
             }
             if isTransit {
                 if let p = try await readTransit(session, target, system) {
@@ -86,19 +83,19 @@ public struct CardReader: Sendable {
         return report
     }
 
-    /// Polls a system the card listed. Silence is not an answer here: the card may have
-    /// left, or the reader lost the reply (a late or garbled frame), and taking it for "no
-    /// such system" would drop that system's purses from a report that looks complete. So
-    /// poll once more, then ask whether the card is still there at all (wildcard Polling).
-    /// Nil only when the card is there and still does not answer for the system.
-    func selectListed(_ system: SystemCode, _ session: CardSession, first: Target) async throws(FeliCaError) -> Target? {
+    /// Polls a system the card listed. A card answers Polling for every system it lists, so
+    /// silence is a failure, not an answer: the card left, or the reader lost the reply (a
+    /// late or garbled frame). Skipping the system would drop its purses from a report that
+    /// looks complete. So poll once more, then fail, saying whether the card is still there
+    /// at all (wildcard Polling). `felica dump` treats the same silence as an error too.
+    func selectListed(_ system: SystemCode, _ session: CardSession, first: Target) async throws(FeliCaError) -> Target {
         for _ in 0..<2 {
             if let t = try await session.select(system) { return t }
         }
         guard try await session.poll(systemCode: .wildcard, requestCode: .none) != nil else {
             throw FeliCaError(.cardGone, "the card left the reader while system \(system) was being read (it no longer answers Polling): hold it still on the reader and run the command again")
         }
-        return nil
+        throw FeliCaError(.timeout, "the card lists system \(system) but did not answer two Pollings for it, although it is still on the reader: hold it still and run the command again")
     }
 
     /// Whether the common area is left unprobed: the card's first system is a transit

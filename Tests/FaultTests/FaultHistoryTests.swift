@@ -118,6 +118,29 @@ struct FaultHistoryTests {
         #expect(error.code == .cardGone, "\(error.reason)")
     }
 
+    /// Regression (found by FuzzSession, input Fuzz/Corpus/FuzzSession/regress-second-system-silent-twice):
+    /// the card stayed silent for the Pollings of its second system but answered the
+    /// wildcard one; the report came out without Edy, nanaco and WAON, exit 0. Here the
+    /// card is out of the field for exactly those two Pollings (taps 4:2: Polling, Request
+    /// System Code, two transit reads, then two packets away).
+    @Test("the card answers, but not for a system it lists: an error, not a shorter report")
+    func listedSystemSilent() async throws {
+        let card = try VirtualCard.named("wallet")
+        let outcome = try await withEmulatedReader(card: card, taps: .init(present: 4, absent: 2)) { t, _ in
+            do throws(FeliCaError) {
+                return Result<CardReport, FeliCaError>.success(try await Self.reader.read(CardSession(transport: t)))
+            } catch {
+                return .failure(error)
+            }
+        }
+        guard case .failure(let error) = outcome else {
+            Issue.record("expected an error, got \(try outcome.get().purses.map(\.profile))")
+            return
+        }
+        #expect(error.code == .timeout, "\(error.reason)")
+        #expect(error.reason.contains("FE00") && error.reason.contains("still on the reader"), "\(error.reason)")
+    }
+
     /// Regression (found by the fault sweep): the Polling for the wallet's common area came
     /// back late; the report silently lacked Edy, nanaco and WAON.
     @Test("a late reply to the Polling of a listed system: polled again, full report")

@@ -7,10 +7,10 @@ import Testing
 /// A PN532 emulator on a pty holding `card` (with `faults`), and libnfc's own pn532_uart
 /// driver opened on it: the real stack, as `--device libnfc:pn532_uart:/dev/pts/N` uses it.
 @discardableResult
-func withEmulatedReader<T>(card: VirtualCard?, faults: [PN532Fault] = [],
+func withEmulatedReader<T>(card: VirtualCard?, faults: [PN532Fault] = [], taps: PN532Emulator.Taps? = nil,
                            _ body: (LibNFCTransport, PN532Server) async throws -> T) async throws -> T {
     setenv("LIBNFC_AUTO_SCAN", "false", 1)
-    let server = try PN532Server(card: card, options: .init(faults: faults))
+    let server = try PN532Server(card: card, options: .init(faults: faults, taps: taps))
     server.start()
     defer { server.stop() }
     let transport = try await LibNFCTransport.open("libnfc:" + server.connectionString)

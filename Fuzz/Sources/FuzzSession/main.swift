@@ -18,6 +18,9 @@ final class HostileTransport: Transport {
     /// The edit script, consumed from the front; empty = the card's genuine replies.
     private let edits: Mutex<ArraySlice<UInt8>>
     let exchanges = Atomic<Int>(0)
+    /// Whether any reply's bytes were changed (as opposed to lost: silence, garbling, the
+    /// card gone), after which a successful read may legitimately differ from the genuine one.
+    let contentEdited = Atomic<Bool>(false)
 
     init(card: VirtualCard, edits: ArraySlice<UInt8>) {
         self.card = card
@@ -33,6 +36,7 @@ final class HostileTransport: Transport {
             func next() -> UInt8 { script.popFirst() ?? 0 }
             guard let op = script.popFirst() else { return .success(genuine) }
             var reply = genuine ?? []
+            if ![0, 6, 7, 8].contains(op % 10) { self.contentEdited.store(true, ordering: .relaxed) }
             switch op % 10 {
             case 0:
                 return .success(genuine)
@@ -70,6 +74,10 @@ final class HostileTransport: Transport {
 
 let card = try! VirtualCard.named("wallet")
 
+/// What an honest read of the wallet gives.
+nonisolated(unsafe) var genuineReport: CardReport?
+nonisolated(unsafe) var genuineImage: CardImage?
+
 /// Runs an async body to completion from libFuzzer's synchronous callback.
 func blocking(_ body: @escaping @Sendable () async -> Void) {
     let done = DispatchSemaphore(value: 0)
@@ -84,17 +92,29 @@ func blocking(_ body: @escaping @Sendable () async -> Void) {
 public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = fuzzBytes(data, size)
     blocking {
+        if genuineReport == nil {
+            let honest = CardSession(transport: HostileTransport(card: card, edits: []))
+            genuineReport = try! await CardReader(depth: .history).read(honest)
+            genuineImage = try! await CardImage.read(using: honest)
+        }
         let transport = HostileTransport(card: card, edits: bytes[...])
         let session = CardSession(transport: transport)
+        // Lost replies alone (no bytes changed) never make a different report: the read
+        // either recovers all of it or fails. Nothing is silently left out.
         do throws(FeliCaError) {
             let report = try await CardReader(depth: .history).read(session)
-            precondition(report.systems.count <= 0xFF, "more systems than a Request System Code reply holds")
+            if !transport.contentEdited.load(ordering: .relaxed) {
+                precondition(report == genuineReport, "replies were lost, not changed, yet the report differs: \(report.purses.map(\.profile)) \(report.notes)")
+            }
         } catch {
             precondition(!error.reason.isEmpty, "an error without a reason")
         }
         let (image, error) = await CardImage.readAllowingPartial(using: session)
         if error != nil, let image {
             precondition(image.extra["partial"] != nil, "a dump cut short is not marked partial")
+        }
+        if error == nil, !transport.contentEdited.load(ordering: .relaxed) {
+            precondition(image == genuineImage, "replies were lost, not changed, yet the dump differs")
         }
         // Every exchange consumed at most one edit; past the script the card is genuine,
         // so the work is bounded by the script plus two honest reads of the wallet.
