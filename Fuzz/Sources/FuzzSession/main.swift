@@ -18,8 +18,9 @@ final class HostileTransport: Transport {
     /// The edit script, consumed from the front; empty = the card's genuine replies.
     private let edits: Mutex<ArraySlice<UInt8>>
     let exchanges = Atomic<Int>(0)
-    /// Whether any reply's bytes were changed (as opposed to lost: silence, garbling, the
-    /// card gone), after which a successful read may legitimately differ from the genuine one.
+    /// Whether any reply was changed (as opposed to lost: garbling, the card gone, silence
+    /// to a command that must be answered), after which a successful read may
+    /// legitimately differ from the genuine one.
     let contentEdited = Atomic<Bool>(false)
 
     init(card: VirtualCard, edits: ArraySlice<UInt8>) {
@@ -36,7 +37,13 @@ final class HostileTransport: Transport {
             func next() -> UInt8 { script.popFirst() ?? 0 }
             guard let op = script.popFirst() else { return .success(genuine) }
             var reply = genuine ?? []
-            if ![0, 6, 7, 8].contains(op % 10) { self.contentEdited.store(true, ordering: .relaxed) }
+            // Silence to a Polling or a Request System Code is an answer of sorts ("not this
+            // system", "no such command": old cards lack it, and the session then probes a
+            // list of codes), so it counts as a changed reply; elsewhere silence is a loss.
+            let meaningfulSilence = packet.count > 1 && (packet[1] == 0x00 || packet[1] == 0x0C)
+            if ![0, 6, 7, 8].contains(op % 10) || (op % 10 == 6 && meaningfulSilence) {
+                self.contentEdited.store(true, ordering: .relaxed)
+            }
             switch op % 10 {
             case 0:
                 return .success(genuine)
