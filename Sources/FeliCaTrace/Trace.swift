@@ -191,8 +191,10 @@ extension Trace {
 
     private static func seconds(_ o: JSONObject, _ key: String, _ number: Int, _ source: String) throws(FeliCaError) -> Double? {
         guard let v = o[key], !v.isNull else { return nil }
-        guard let d = v.doubleValue, d >= 0, d.isFinite else {
-            throw FeliCaError(.badInput, "\(source) line \(number): \"\(key)\" must be a non-negative number of seconds, found \(v.serialized())")
+        // Bounded (about 31 years) so that listings and pcap timestamps, which count in
+        // whole microseconds, cannot overflow.
+        guard let d = v.doubleValue, d >= 0, d <= 1e9 else {
+            throw FeliCaError(.badInput, "\(source) line \(number): \"\(key)\" must be a non-negative number of seconds up to 1e9, found \(v.serialized())")
         }
         return d
     }
