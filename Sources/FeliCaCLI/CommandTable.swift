@@ -7,6 +7,7 @@ enum FelicaCommands {
             DumpCommand.self,
             ReadCommand.self,
             BalanceCommand.self,
+            DoctorCommand.self,
         ]
     }
 }
