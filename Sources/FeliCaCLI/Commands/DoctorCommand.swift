@@ -6,7 +6,7 @@ struct DoctorCommand: CLICommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "doctor",
-            abstract: "Check libraries, USB readers, kernel drivers, pcscd and permissions; poll each reader; name the fix for each problem.",
+            abstract: "Check the reader set-up (libraries, USB, kernel drivers, pcscd, permissions), poll each reader, and name each fix.",
             discussion: """
                 Each check prints ok, warning or problem; a failing check is followed by the command or file \
                 that fixes it. Exits 0 when at least one reader can poll, 69 otherwise.
