@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "FeliCaScheduling", targets: ["FeliCaScheduling"]),
         .library(name: "FeliCaLibNFC", targets: ["FeliCaLibNFC"]),
         .library(name: "FeliCaPCSC", targets: ["FeliCaPCSC"]),
+        .library(name: "FeliCaJSON", targets: ["FeliCaJSON"]),
+        .library(name: "FeliCaCLI", targets: ["FeliCaCLI"]),
         .executable(name: "felica", targets: ["felica"]),
         .executable(name: "felica-sim", targets: ["felica-sim"]),
     ],

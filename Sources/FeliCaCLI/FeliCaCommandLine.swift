@@ -14,6 +14,17 @@ public enum FeliCaCommandLine {
         await run(FelicaSimRoot.self, arguments)
     }
 
+    /// Parses a `felica` command line and builds the command without running it; returns
+    /// the exit code a run would start with (0 = would run, 64 = usage error). For fuzzing
+    /// the parser.
+    public static func checkArguments(_ arguments: [String]) -> Int32 {
+        let parser = ArgumentParser(root: FelicaRoot.self, version: version)
+        guard let outcome = try? parser.parse(arguments) else { return ExitCode.usage }
+        if case .run(let type, let parsed, _) = outcome, (try? type.init(parsed)) == nil { return ExitCode.usage }
+        _ = HelpFormatter.help(FelicaRoot.self, path: ["felica"])
+        return ExitCode.ok
+    }
+
     static func run(_ root: any CLICommand.Type, _ arguments: [String]) async -> Int32 {
         let console = Console()
         defer { console.flush() }

@@ -1,10 +1,44 @@
 import FeliCa
+import FeliCaJSON
 
 extension CardImage {
     /// Reads everything a card shows without keys into an image: every system, its areas
     /// and services, key versions and sizes, and the blocks of services readable without a
     /// key. `progress` receives one line per system.
     public static func read(using session: CardSession, progress: (@Sendable (String) -> Void)? = nil) async throws(FeliCaError) -> CardImage {
+        let (image, error) = await readAllowingPartial(using: session, progress: progress)
+        if let error { throw error }
+        return image!
+    }
+
+    /// Like ``read(using:progress:)``, but when the card fails part-way (pulled away, a
+    /// reader error) it also returns the systems read completely before the failure, marked
+    /// with a `partial` member that says what happened — never passed off as complete.
+    public static func readAllowingPartial(using session: CardSession, progress: (@Sendable (String) -> Void)? = nil) async -> (CardImage?, FeliCaError?) {
+        var systems: [System] = []
+        var listed = 0
+        var pmm: PMm? = nil
+        do throws(FeliCaError) {
+            let image = try await readSystems(session, progress) { system, count, cardPMm in
+                systems.append(system)
+                listed = count
+                pmm = cardPMm
+            }
+            return (image, nil)
+        } catch {
+            guard !systems.isEmpty else { return (nil, error) }
+            var image = CardImage(pmm: pmm, systems: systems)
+            image.extra["partial"] = .object([
+                "error": .string(error.reason),
+                "systemsRead": .int(systems.count),
+                "systemsListed": .int(listed),
+            ])
+            return (image, error)
+        }
+    }
+
+    private static func readSystems(_ session: CardSession, _ progress: (@Sendable (String) -> Void)?,
+                                    _ done: (System, Int, PMm) -> Void) async throws(FeliCaError) -> CardImage {
         let first = try await session.detect()
         let codes = try await session.systemCodes(of: first)
         var systems: [System] = []
@@ -22,7 +56,9 @@ extension CardImage {
                 }
                 target = t
             }
-            systems.append(try await readSystem(code, target, cardPMm: first.pmm, session))
+            let system = try await readSystem(code, target, cardPMm: first.pmm, session)
+            systems.append(system)
+            done(system, codes.count, first.pmm)
         }
         if systems.isEmpty {
             systems.append(try await readSystem(first.systemCode ?? .wildcard, first, cardPMm: first.pmm, session))

@@ -105,6 +105,14 @@ public final class VirtualCard: Sendable {
         }
         guard let idm = command.idm, let si = systemIndex(idm) else { return nil }
         let system = image.systems[si]
+        // FeliCa Lite and Lite-S know only Polling, Read and Write Without Encryption.
+        let family = systems[si].pmm.ic.family
+        if family == .lite || family == .liteS {
+            switch command {
+            case .readWithoutEncryption, .writeWithoutEncryption: break
+            default: return nil
+            }
+        }
         switch command {
         case .polling:
             return nil

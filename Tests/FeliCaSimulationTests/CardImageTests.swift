@@ -82,3 +82,29 @@ func badImagesNameThePath(_ bad: BadImage) {
     do { _ = try VirtualCard.named("suika") } catch { #expect(error.reason.contains("built-in")) }
     do { _ = try VirtualCard.named("/nonexistent/card.json") } catch { #expect(error.reason.contains("/nonexistent/card.json")) }
 }
+
+@Test func cardPulledAtEveryExchangeGivesAnErrorAndAMarkedPartialDump() async throws {
+    let image = twoSystemImage()
+    let full = VirtualCard(image: image)
+    _ = try await CardImage.read(using: CardSession(transport: VirtualTransport(card: full, name: "virtual:test")))
+    let total = full.exchangeCount
+    var partials = 0
+    for n in 0..<total {
+        let card = VirtualCard(image: image)
+        card.removeAfter(exchanges: n)
+        let s = CardSession(transport: VirtualTransport(card: card, name: "virtual:test"), options: {
+            var o = CardSession.Options()
+            o.retries = 0
+            return o
+        }())
+        let (dumped, error) = await CardImage.readAllowingPartial(using: s)
+        #expect(error != nil, "removal after \(n) exchanges went unnoticed")
+        if let dumped {
+            partials += 1
+            #expect(dumped.extra["partial"]?["error"]?.stringValue == error?.reason)
+            #expect(dumped.systems.count < image.systems.count)
+            #expect(dumped.systems[0].services == image.systems[0].services)
+        }
+    }
+    #expect(partials > 0)
+}

@@ -178,3 +178,14 @@ func readErrorsCarryStatusFlags(_ service: ServiceCode, _ block: Int, _ sf2: UIn
     await #expect(throws: FeliCaError.timeout) { try await transport.exchange(PollingCommand(systemCode: 0x1234).encode(), timeout: .milliseconds(20)) }
     #expect(clock.now - start >= .milliseconds(20))
 }
+
+@Test func systemsOfACardWithoutRequestSystemCodeComeFromPolling() async throws {
+    // FeliCa Lite-S does not answer Request System Code: the session polls known codes.
+    let lite = CardImage(pmm: PMm(rawValue: 0x00F1_0000_0000_0000), systems: [
+        CardImage.System(code: 0x88B4, services: [.init(code: 0x000B, blocks: [[UInt8](repeating: 0, count: 16)])]),
+        CardImage.System(code: 0x12FC, services: [.init(code: 0x000B, blocks: [[UInt8](repeating: 0, count: 16)])]),
+    ])
+    let (s, _) = session(lite)
+    let t = try await s.detect()
+    #expect(try await s.systemCodes(of: t) == [0x12FC, 0x88B4])
+}

@@ -19,15 +19,24 @@ struct DumpCommand: CLICommand {
     init(_ args: ParsedArguments) throws(UsageError) { self.args = args }
 
     func run(_ console: Console) async throws -> Int32 {
-        let image = try await CardContext.with(args, console: console) { session in
-            try await CardImage.read(using: session) { console.progress($0) }
+        let (image, error) = try await CardContext.with(args, console: console) { session in
+            await CardImage.readAllowingPartial(using: session) { console.progress($0) }
         }
         console.endProgress()
+        guard let image else { throw error! }
         let text = args.flag("json") ? image.jsonText() : Self.tree(image)
-        if let path = args.value("output") {
+        // A partial dump never replaces the output file: it goes beside it.
+        let path = args.value("output").map { error == nil ? $0 : $0 + ".partial" }
+        if let path {
             try FileOutput.writeAtomically(text, to: path)
         } else {
             console.out(text)
+        }
+        if let error {
+            let systems = image.systems.map(\.code.description).joined(separator: ", ")
+            console.diag("Error: \(error.reason)")
+            console.diag("the dump is partial: only system\(image.systems.count == 1 ? "" : "s") \(systems) \(image.systems.count == 1 ? "was" : "were") read completely" + (path.map { "; saved to \($0)" } ?? ""))
+            return error.isUnavailable ? ExitCode.unavailable : ExitCode.failure
         }
         return ExitCode.ok
     }
@@ -37,6 +46,9 @@ struct DumpCommand: CLICommand {
         var out = ""
         let pmm = image.pmm ?? CardImage.defaultPMm
         out += "Card  PMm \(pmm)  IC \(pmm.ic)\n"
+        if let partial = image.extra["partial"], let reason = partial["error"]?.stringValue {
+            out += "PARTIAL DUMP: \(reason)\n"
+        }
         for (i, system) in image.systems.enumerated() {
             out += "System \(system.code)" + (system.code.knownName.map { " (\($0))" } ?? "") + "  IDm \(image.idm(ofSystem: i))"
             if let p = system.pmm { out += "  PMm \(p)" }

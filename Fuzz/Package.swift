@@ -1,0 +1,35 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+// libFuzzer targets over the project's parsers. Built by scripts/fuzz.sh with
+// `-sanitize=fuzzer,address -parse-as-library`; each target is one executable whose
+// entry point is libFuzzer's `LLVMFuzzerTestOneInput`.
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6), .treatAllWarnings(as: .error)]
+
+let package = Package(
+    name: "felica-fuzz",
+    dependencies: [.package(name: "felica", path: "..")],
+    targets: [
+        .target(name: "FuzzSupport", swiftSettings: strict),
+        .executableTarget(
+            name: "FuzzCodec",
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica")],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "FuzzJSON",
+            dependencies: ["FuzzSupport", .product(name: "FeliCaJSON", package: "felica")],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "FuzzCardImage",
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaSimulation", package: "felica")],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "FuzzVirtualCard",
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaSimulation", package: "felica")],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "FuzzArguments",
+            dependencies: ["FuzzSupport", .product(name: "FeliCaCLI", package: "felica")],
+            swiftSettings: strict),
+    ]
+)

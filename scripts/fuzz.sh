@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets in Fuzz/ and runs them.
+#   scripts/fuzz.sh                 every target, 20 s each
+#   scripts/fuzz.sh FuzzCodec 600   one target for 10 minutes
+# Seeds come from Fuzz/Corpus/<target> (committed); inputs the fuzzer finds go to
+# .build/fuzz/corpus/<target>; a crash leaves its input in .build/fuzz/artifacts and
+# fails the run (turn it into a regression test, then add it to the seeds).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+target="${1:-all}"
+seconds="${2:-20}"
+export SWIFT_BACKTRACE=enable=no   # a crash report can hang under the fuzzer
+
+(cd Fuzz && swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
+   -Xswiftc -use-ld=lld 2>&1 | grep -E "error|warning: .*\.swift" >&2 || true)
+bin="Fuzz/.build/debug"
+
+if [[ "$target" == all ]]; then
+  targets=$(sed -n 's/.*name: "\(Fuzz[A-Za-z0-9]*\)".*/\1/p' Fuzz/Package.swift | grep -v FuzzSupport)
+else
+  targets="$target"
+fi
+
+status=0
+for t in $targets; do
+  [[ -x "$bin/$t" ]] || { echo "fuzz: $t did not build" >&2; status=1; continue; }
+  mkdir -p ".build/fuzz/corpus/$t" ".build/fuzz/artifacts/$t" "Fuzz/Corpus/$t"
+  log=".build/fuzz/$t.log"
+  if "$bin/$t" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
+       -artifact_prefix=".build/fuzz/artifacts/$t/" ".build/fuzz/corpus/$t" "Fuzz/Corpus/$t" >"$log" 2>&1; then
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
+    echo "fuzz: $t ok — $runs runs in ${seconds}s, $cov" >&2
+  else
+    echo "fuzz: $t FAILED — see $log; crashing input in .build/fuzz/artifacts/$t/" >&2
+    grep -E "ERROR|Fatal error|precondition|SUMMARY" "$log" | head -n 5 >&2
+    status=1
+  fi
+done
+exit $status
