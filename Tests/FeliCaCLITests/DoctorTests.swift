@@ -186,7 +186,7 @@ func doctor(_ tree: FakeTree, _ extra: [String] = []) throws -> DoctorResult {
         let tree = try FakeTree("blocked")
         let r = try doctor(tree)
         let k = r.the("kernel-modules", "problem")
-        #expect(k?.summary == "kernel module pn533_usb is loaded and holds SCM SCL3711 (04e6:5591), ACS ACR122U (072f:2200): neither libnfc nor pcscd can open them while the kernel driver is bound")
+        #expect(k?.summary == "kernel module pn533_usb is loaded and holds SCM SCL3711 (04e6:5591), ACS ACR122U (072f:2200): libnfc and pcscd cannot open them while the kernel driver is bound")
         #expect(k?.fix == """
             unload it now: sudo modprobe -r pn533_usb pn533 nfc
             keep it from loading again: create /etc/modprobe.d/blacklist-libnfc.conf containing
@@ -198,6 +198,13 @@ func doctor(_ tree: FakeTree, _ extra: [String] = []) throws -> DoctorResult {
         // Libraries found without dpkg: by pkg-config file and by shared object.
         #expect(r.the("libnfc", "ok")?.summary == "libnfc 1.8.0 (/usr/lib/x86_64-linux-gnu/pkgconfig/libnfc.pc)")
         #expect(r.the("pcsc-lite", "ok")?.summary == "pcsc-lite (/usr/lib/x86_64-linux-gnu/libpcsclite.so.1.0.0); daemon (/usr/sbin/pcscd); CCID driver (/usr/lib/pcsc/drivers/ifd-ccid.bundle)")
+    }
+
+    @Test func kernelDriverHoldingALibnfcOnlyReader() throws {
+        let tree = try FakeTree("blocked")
+        try tree.remove("/sys/bus/usb/devices/1-4")
+        let r = try doctor(tree)
+        #expect(r.the("kernel-modules", "problem")?.summary == "kernel module pn533_usb is loaded and holds SCM SCL3711 (04e6:5591): libnfc cannot open it while the kernel driver is bound")
     }
 
     @Test func anAlreadyBlacklistedDriverOnlyNeedsUnloading() throws {

@@ -172,11 +172,11 @@ struct Diagnosis: Sendable {
                     fix: fix))
             } else {
                 let names = usable.map { readers[$0].model.label }.joined(separator: ", ")
-                let who = usable.contains { readers[$0].model.pcscName != nil } ? "neither libnfc nor pcscd" : "libnfc"
+                let who = usable.contains { readers[$0].model.pcscName != nil } ? "libnfc and pcscd" : "libnfc"
                 let them = usable.count == 1 ? "it" : "them"
                 checks.append(DoctorCheck(
                     check: "kernel-modules", verdict: .problem,
-                    summary: "kernel module \(driver) is loaded and holds \(names): \(who) can open \(them) while the kernel driver is bound",
+                    summary: "kernel module \(driver) is loaded and holds \(names): \(who) cannot open \(them) while the kernel driver is bound",
                     fix: fix))
             }
         }
