@@ -351,6 +351,28 @@ func doctor(_ tree: FakeTree, _ extra: [String] = []) throws -> DoctorResult {
     }
 }
 
+/// `felica devices` lists known USB readers that something keeps from the stacks.
+@Test(arguments: [
+    ("blocked", [["libnfc", "SCM SCL3711 (04e6:5591)", "libnfc:pn53x_usb:001:004",
+                  "unusable: held by kernel module pn533_usb; no permission on /dev/bus/usb/001/004 (see felica doctor)"],
+                 ["pcsc", "ACS ACR122U (072f:2200)", "pcsc:ACS ACR122U PICC Interface", "unusable: held by kernel module pn533_usb (see felica doctor)"]]),
+    ("sony", [["usb", "Sony RC-S380/S (054c:06c1)", "-", "unusable: unsupported model: no libnfc driver, not a CCID reader (see felica doctor)"],
+              ["pcsc", "Sony RC-S300/S (054c:0dc8)", "pcsc:SONY FeliCa RC-S300/S", "unusable: pcscd is not running (see felica doctor)"]]),
+    ("bare", []),
+] as [(String, [[String]])])
+func devicesListsReadersSomethingBlocks(_ name: String, _ expected: [[String]]) throws {
+    let tree = try FakeTree(name)
+    let env = ["PCSCLITE_CSOCK_NAME": temporaryPath("no-pcscd.comm"), "LIBNFC_AUTO_SCAN": "false"]
+    let r = try run(["devices", "--root", tree.path, "--json"], environment: env)
+    #expect(r.status == 0)
+    let rows = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: String]] ?? []
+    let real = rows.filter { $0["stack"] != "virtual" }.map { [$0["stack"]!, $0["name"]!, $0["device"]!, $0["state"]!] }
+    #expect(real == expected)
+    let text = try run(["devices", "--root", tree.path], environment: env)
+    for row in expected { #expect(text.stdout.contains(row[3]), "\(text.stdout)") }
+    #expect(text.stderr == "no reader found; `felica doctor` explains why. The virtual cards work without hardware.\n")
+}
+
 @Test(arguments: [
     ("Uid:\t1000\t1001\t1000\t1000\nGid:\t100\t100\t100\t100\nGroups:\t46 100\n", Identity(uid: 1001, gid: 100, groups: [46, 100])),
     ("Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nGroups:\t\n", Identity(uid: 0, gid: 0, groups: [])),

@@ -131,7 +131,7 @@ struct Diagnosis: Sendable {
                 if r.model.pcscName != nil { summary += " (through PC/SC instead once pcscd runs)" }
                 checks.append(DoctorCheck(check: "usb", verdict: .ok, summary: summary))
             case nil:
-                readers[i].blockers.append("no driver: \(r.model.unsupportedReason ?? "unsupported")")
+                readers[i].blockers.append("unsupported model: no libnfc driver, not a CCID reader")
                 checks.append(DoctorCheck(
                     check: "usb", verdict: .problem,
                     summary: "\(r.label) cannot be used: \(r.model.unsupportedReason ?? "no stack this tool uses supports it")",
