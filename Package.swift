@@ -61,6 +61,11 @@ let package = Package(
         .testTarget(name: "FeliCaSchedulingTests", dependencies: ["FeliCa", "FeliCaScheduling", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaLibNFCTests", dependencies: ["FeliCa", "FeliCaLibNFC", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaPCSCTests", dependencies: ["FeliCa", "FeliCaPCSC", "FeliCaSimulation"], swiftSettings: strict),
+        // The code shown in Docs/library.md, compiled and run (and checked to match the guide).
+        .testTarget(
+            name: "DocsTests",
+            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaCards", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPCSC"],
+            swiftSettings: strict),
         .testTarget(
             name: "FeliCaCLITests", dependencies: ["FeliCaCLI", "FeliCa", "FeliCaSimulation"],
             exclude: ["Golden", "Fixtures"], swiftSettings: strict),

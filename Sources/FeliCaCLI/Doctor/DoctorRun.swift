@@ -112,7 +112,7 @@ struct DoctorRun: Sendable {
                 if case .pcsc = r.route { stack = .string("pcsc") }
                 return .object([
                     "name": .string(r.model.name), "id": .string(r.model.id),
-                    "bus": .number(Double(r.usb.bus)), "address": .number(Double(r.usb.device)),
+                    "bus": .number(Double(r.usb.bus)), "devnum": .number(Double(r.usb.device)),
                     "node": .string(r.usb.node), "stack": stack, "device": r.device.map { .string($0) } ?? .null,
                     "blockers": .array(r.blockers.map { .string($0) }),
                 ])
