@@ -127,6 +127,14 @@ func doctor(_ tree: FakeTree, _ extra: [String] = []) throws -> DoctorResult {
         #expect(r.text.contains("\nproblem  no reader to poll: neither libnfc nor PC/SC lists one\n         fix: fix the problems above"))
     }
 
+    @Test func felicaDeviceIsPolledToo() throws {
+        let tree = try FakeTree("ready")
+        let r = try run(["doctor", "--root", tree.path, "--json"],
+                        environment: ["FELICA_DEVICE": "virtual:suica", "PCSCLITE_CSOCK_NAME": temporaryPath("no-pcscd.comm")])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains(#""summary":"virtual:suica: a card answered (IDm "#))
+    }
+
     @Test func aDeviceThatCannotOpenIsAProblem() throws {
         let tree = try FakeTree("ready")
         let r = try doctor(tree, ["--device", "virtual:/no/such/card.json", "--device", "virtual:suica"])

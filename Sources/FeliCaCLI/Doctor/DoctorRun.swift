@@ -16,11 +16,16 @@ struct DoctorRun: Sendable {
     /// stacks list when none are given.
     static func run(root: String, devices: [String]) async -> DoctorRun {
         let host = HostSnapshot.read(HostFiles(root: root))
-        var run = DoctorRun(diagnosis: Diagnosis(host, libnfcRequested: devices.contains { $0.hasPrefix("libnfc") }))
         var targets = devices
         if targets.isEmpty {
             targets = await ExtraDevices.listReaders().map(\.device)
+            // The reader the other commands would use is polled too, even when no stack lists it
+            // (a serial PN532, say).
+            if let chosen = DeviceResolver.environment("FELICA_DEVICE"), !chosen.isEmpty, !targets.contains(chosen) {
+                targets.insert(chosen, at: 0)
+            }
         }
+        var run = DoctorRun(diagnosis: Diagnosis(host, libnfcRequested: targets.contains { $0.hasPrefix("libnfc") }))
         if targets.isEmpty {
             run.polls.append(DoctorCheck(
                 check: "poll", verdict: .problem,
