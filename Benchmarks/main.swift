@@ -1,5 +1,6 @@
 // Benchmarks print figures; run with `swift run -c release Benchmarks [section ...]`.
-// Sections: codec, session (and those the transports and ordering work add).
+// Sections: codec, session, libnfc (and those the other transports and ordering work add).
 print("# felica benchmarks (release build expected; debug figures are meaningless)")
 codecBenchmarks()
 await sessionBenchmarks()
+await libnfcBenchmarks()

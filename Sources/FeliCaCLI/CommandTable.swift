@@ -15,6 +15,8 @@ enum FelicaCommands {
 /// Every `felica-sim` subcommand. Add new stand-ins here.
 enum FelicaSimCommands {
     static var all: [any CLICommand.Type] {
-        []
+        [
+            PN532SimCommand.self,
+        ]
     }
 }

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaLibNFC
 
 /// The devices that live in other modules: replay, libnfc and PC/SC. Each hook is filled
 /// in by the work that brings the device.
@@ -8,7 +9,7 @@ enum ExtraDevices {
     }
 
     static func openLibNFC(connstring: String?, name: String) async throws -> any Transport {
-        throw FeliCaError(.noReader, "libnfc readers are not available in this build yet")
+        try await LibNFCTransport.open(name)
     }
 
     static func openPCSC(reader: String?, name: String) async throws -> any Transport {
@@ -17,6 +18,14 @@ enum ExtraDevices {
 
     /// Real readers from every stack, for `felica devices` and the default device.
     static func listReaders() async -> [DeviceListing] {
-        []
+        await libnfcReaders()
+    }
+
+    /// libnfc's readers: those it finds itself, plus `LIBNFC_DEVICE` / its configuration.
+    static func libnfcReaders() async -> [DeviceListing] {
+        await LibNFCDevices.list().map { d in
+            DeviceListing(stack: "libnfc", name: d.name ?? d.connectionString, device: d.device,
+                          state: d.problem.map { "cannot open: \($0)" } ?? "ready")
+        }
     }
 }

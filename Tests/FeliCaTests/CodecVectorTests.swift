@@ -192,3 +192,15 @@ func invalidTimeSlotsAreRefused(_ n: UInt8) {
     let c = try RequestServiceCommand(idm: idm, nodes: Array(repeating: 0x090F, count: 32))
     #expect(c.encode().count == 11 + 64)
 }
+
+/// Found by FuzzCodec: a block number below 256 sent in the 3-byte form decodes, and
+/// re-encodes in the 2-byte form; the command it means is the same.
+@Test func threeByteElementForASmallBlockDecodesToTheSameCommand() throws {
+    let bytes = frame([0x06] + idmBytes + [0x02, 0x0F, 0x09, 0x8B, 0x00, 0x03, 0x80, 0x00, 0x81, 0x00, 0x00, 0x23, 0x00])
+    let c = try Command.decode(bytes[...])
+    guard case .readWithoutEncryption(let read) = c else { Issue.record("not a read"); return }
+    #expect(read.blocks[2].blockNumber == 0x23)
+    #expect(read.blocks[2].serviceIndex == 0)
+    #expect(c.encode().count == bytes.count - 1)
+    #expect(try Command.decode(c.encode()[...]) == c)
+}

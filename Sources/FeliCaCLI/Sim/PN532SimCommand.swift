@@ -1,0 +1,117 @@
+import Dispatch
+import FeliCa
+import FeliCaSimulation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `felica-sim pn532`: a PN532 board on a pseudo-terminal, with a virtual card in its field.
+struct PN532SimCommand: CLICommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "pn532",
+            abstract: "Emulate a PN532 reader on a pseudo-terminal that libnfc (or any PN532 host) can open.",
+            discussion: """
+                Prints the libnfc connection string (pn532_uart:/dev/pts/N) on stdout, then serves \
+                until interrupted. Use it as --device libnfc:pn532_uart:/dev/pts/N, or set \
+                LIBNFC_DEVICE for libnfc's own tools (nfc-list).
+                Faults (for testing hosts) hit the N-th packet handed to the card, once: \
+                corrupt@N (bad checksum), drop-ack@N (no ACK frame), late@N[:MS] (reply MS ms late, default 1000).
+                """,
+            options: [
+                OptionSpec("card", value: "card", help: "The card in the field: suica, edy, nanaco, waon, wallet, or a card image path."),
+                OptionSpec.flag("no-card", help: "Serve with no card in the field."),
+                OptionSpec("link", value: "path", help: "Also make <path> a symlink to the terminal (removed on exit)."),
+                OptionSpec("timing", value: "model", help: "rf: take as long as a real PN532 at 115200 baud and a real card (UART, air and PMm time)."),
+                OptionSpec("fault", value: "kind@n", help: "Inject a fault: corrupt@N, drop-ack@N, late@N[:MS] (repeatable).", repeatable: true),
+                OptionSpec("remove-after", value: "n", help: "Take the card away after it has answered <n> packets."),
+            ])
+    }
+
+    let card: String?
+    let link: String?
+    let timing: Bool
+    let faults: [PN532Fault]
+    let removeAfter: Int?
+
+    init(_ args: ParsedArguments) throws(UsageError) {
+        card = args.value("card")
+        if args.flag("no-card") {
+            guard card == nil else { throw UsageError("--card and --no-card contradict each other: choose one") }
+        } else if card == nil {
+            throw UsageError("missing required option '--card' (or --no-card for an empty field)")
+        }
+        link = args.value("link")
+        switch args.value("timing") {
+        case nil: timing = false
+        case "rf"?: timing = true
+        case let other?: throw UsageError("option '--timing': \"\(other)\" is not a timing model (rf)")
+        }
+        var faults: [PN532Fault] = []
+        for spec in args.all("fault") {
+            do {
+                faults.append(try PN532Fault(parsing: spec))
+            } catch {
+                throw UsageError("option '--fault': \(error.reason)")
+            }
+        }
+        self.faults = faults
+        removeAfter = try args.int("remove-after", in: 0...1_000_000)
+        if removeAfter != nil && card == nil { throw UsageError("--remove-after needs a card") }
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let virtual = try card.map { name throws(FeliCaError) in try VirtualCard.named(name) }
+        if let removeAfter { virtual?.removeAfter(exchanges: removeAfter) }
+        let server = try PN532Server(card: virtual, options: .init(timing: timing, faults: faults), link: link)
+        server.start()
+        console.line(server.connectionString)
+        console.diag("PN532 emulator on \(server.path)\(link.map { " (link \($0))" } ?? "") with \(card.map { "card \($0)" } ?? "no card")\(timing ? ", rf timing" : ""); stop with Ctrl-C")
+        console.diag("  felica poll --device libnfc:\(server.connectionString)")
+        console.diag("  LIBNFC_DEVICE=\(server.connectionString) nfc-list")
+        let signal = await Self.waitForTermination()
+        server.stop()
+        console.diag("stopped (\(signal == SIGINT ? "interrupt" : "terminate")): \(server.commandCount) commands, \(server.cardExchanges) card exchanges")
+        return ExitCode.ok
+    }
+
+    /// Suspends until SIGINT or SIGTERM arrives; returns which.
+    static func waitForTermination() async -> Int32 {
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let queue = DispatchQueue(label: "felica-sim signals")
+        return await withCheckedContinuation { (c: CheckedContinuation<Int32, Never>) in
+            let state = SignalSources(queue: queue, resume: { c.resume(returning: $0) })
+            state.activate()
+        }
+    }
+}
+
+/// Two signal sources that resume their waiter once, on the first signal.
+private final class SignalSources: @unchecked Sendable {
+    // @unchecked: `sources` and `resume` are only touched on `queue`, after init.
+    private var sources: [DispatchSourceSignal] = []
+    private var resume: ((Int32) -> Void)?
+    private let queue: DispatchQueue
+
+    init(queue: DispatchQueue, resume: @escaping (Int32) -> Void) {
+        self.queue = queue
+        self.resume = resume
+    }
+
+    func activate() {
+        queue.async { [self] in
+            for sig in [SIGINT, SIGTERM] {
+                let s = DispatchSource.makeSignalSource(signal: sig, queue: queue)
+                s.setEventHandler { [self] in
+                    resume?(sig)
+                    resume = nil
+                    // Keep the sources alive until the process ends; a second signal is ignored.
+                }
+                s.resume()
+                sources.append(s)
+            }
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import FeliCa
+import Glibc
+
+/// One reader libnfc can reach.
+public struct LibNFCDeviceInfo: Hashable, Sendable {
+    /// The device string for `--device`: `libnfc:<connstring>`.
+    public var device: String { "libnfc:" + connectionString }
+    /// libnfc's connection string, e.g. `pn532_uart:/dev/ttyUSB0`.
+    public var connectionString: String
+    /// libnfc's name for it once opened (`pn532_uart:/dev/ttyUSB0`), nil when it would not open.
+    public var name: String?
+    /// Why it would not open, in plain words.
+    public var problem: String?
+}
+
+/// Finding libnfc readers, and explaining why none was found.
+public enum LibNFCDevices {
+    /// libnfc's version, e.g. `1.8.0`.
+    public static var libnfcVersion: String { LibNFC.version }
+
+    /// The readers libnfc knows (its configuration, `LIBNFC_DEVICE`, and its scan), each
+    /// opened briefly for its name. Blocking calls run on a thread of their own.
+    public static func list() async -> [LibNFCDeviceInfo] {
+        let thread = DeviceThread(name: "libnfc list")
+        defer { thread.stop() }
+        return await thread.run { () -> [LibNFCDeviceInfo] in
+            guard let context = LibNFC.context else { return [] }
+            return LibNFC.listDevices(context).map { connstring in
+                guard let d = LibNFC.open(context, connstring) else {
+                    return LibNFCDeviceInfo(connectionString: connstring, name: nil,
+                                            problem: LibNFCDiagnosis.openFailure(connstring, context: context).reason)
+                }
+                defer { LibNFC.close(d) }
+                return LibNFCDeviceInfo(connectionString: connstring, name: LibNFC.name(d), problem: nil)
+            }
+        }
+    }
+
+    /// Why no reader could be opened, with what to do (for `felica doctor` and errors).
+    public static func explainMissingReader(connectionString: String? = nil) -> String {
+        LibNFCDiagnosis.reason(connectionString)
+    }
+}
+
+/// Plain-words reasons for a reader that would not open.
+enum LibNFCDiagnosis {
+    /// Kernel NFC drivers that take PN533/ACR122/RC-S380 readers before libnfc can.
+    static let kernelModules = ["pn533_usb", "pn533", "port100"]
+
+    static func openFailure(_ connstring: String?, context: OpaquePointer) -> FeliCaError {
+        if connstring == nil && LibNFC.listDevices(context).isEmpty {
+            return FeliCaError(.noReader, "no libnfc reader found: " + reason(nil))
+        }
+        return FeliCaError(.noReader, "libnfc could not open \(connstring ?? "its first reader"): " + reason(connstring))
+    }
+
+    /// The kernel NFC drivers loaded right now.
+    static var loadedKernelModules: [String] { kernelModules.filter { access("/sys/module/\($0)", F_OK) == 0 } }
+
+    static func reason(_ connstring: String?, loaded: [String] = loadedKernelModules) -> String {
+        var reasons: [String] = []
+        if let connstring, let path = serialPath(connstring) {
+            if access(path, F_OK) != 0 {
+                reasons.append("\(path) does not exist (is the board plugged in? `ls /dev/ttyUSB* /dev/ttyACM*` lists serial ports)")
+            } else if access(path, R_OK | W_OK) != 0 {
+                reasons.append("no permission to use \(path): add yourself to its group (`sudo usermod -aG dialout $USER`, then log in again)")
+            } else {
+                reasons.append("\(path) did not answer as a PN532 (check wiring, power and the serial speed; another program may hold the port — libnfc marks a port it uses as claimed)")
+            }
+        } else {
+            if !loaded.isEmpty {
+                reasons.append("the kernel's \(loaded.joined(separator: ", ")) driver\(loaded.count == 1 ? " is" : "s are") loaded and take\(loaded.count == 1 ? "s" : "") USB readers before libnfc can: `sudo modprobe -r \(loaded.joined(separator: " "))`, and blacklist \(loaded.count == 1 ? "it" : "them") in /etc/modprobe.d to make it last")
+            }
+            if connstring == nil, let scan = getenv("LIBNFC_AUTO_SCAN").map({ String(cString: $0) }),
+               ["false", "no", "0", "off"].contains(scan.lowercased()) {
+                reasons.append("LIBNFC_AUTO_SCAN=\(scan) is set, so libnfc does not look for readers itself")
+            }
+            if connstring == nil {
+                reasons.append("libnfc finds USB readers by itself, but serial boards only when named: use --device libnfc:pn532_uart:/dev/ttyUSB0 or set LIBNFC_DEVICE")
+            }
+            reasons.append("USB readers need permission for their /dev/bus/usb node (libnfc's udev rules, or run as a member of the plugdev group)")
+        }
+        return reasons.joined(separator: "; ") + ". To try the tool without a reader: --device virtual:suica"
+    }
+
+    /// The tty path of a serial connection string (`pn532_uart:/dev/ttyUSB0[:115200]`).
+    static func serialPath(_ connstring: String) -> String? {
+        let parts = connstring.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count >= 2, ["pn532_uart", "arygon", "pn532_i2c", "pn532_spi"].contains(String(parts[0])),
+              !parts[1].isEmpty else { return nil }
+        return String(parts[1])
+    }
+}

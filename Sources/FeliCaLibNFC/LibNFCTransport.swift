@@ -1,0 +1,117 @@
+import FeliCa
+import Synchronization
+
+/// A FeliCa reader through libnfc (PN532 boards, PN533 readers, ACR122U): the `libnfc`
+/// and `libnfc:<connstring>` devices.
+///
+/// Polling goes through `nfc_initiator_select_passive_target` and comes back as the
+/// Polling response packet; every other packet goes through
+/// `nfc_initiator_transceive_bytes` whole, LEN included. All libnfc calls run on a thread
+/// of the transport's own.
+///
+/// Timeouts: the chip's RF timeout is set just above what the card needs, the host waits
+/// longer than that, and when the host gives up anyway (or the line garbles a frame) the
+/// device is closed and reopened before the next command, because a reply arriving late
+/// would otherwise be read in place of the next ACK. Cancelling the calling task aborts
+/// the running libnfc call.
+public final class LibNFCTransport: Transport {
+    public let name: String
+    /// A PN532 over a 115200-baud UART spends ~7 ms moving a read and its reply; USB
+    /// readers are faster, so this is the upper figure.
+    public var linkLatency: Duration { .milliseconds(10) }
+    /// The bit rate Polling (and so every later command) uses.
+    public let bitRate: AirTiming.BitRate
+    /// libnfc's name for the device, e.g. `pn532_uart:/dev/pts/3`.
+    public let deviceName: String
+    /// The connection string libnfc opened.
+    public let connectionString: String
+
+    private let thread: DeviceThread
+    private let connection: LibNFCConnection
+    private let closed = Mutex(false)
+
+    private init(name: String, thread: DeviceThread, connection: LibNFCConnection, bitRate: AirTiming.BitRate) {
+        self.name = name
+        self.thread = thread
+        self.connection = connection
+        self.bitRate = bitRate
+        deviceName = connection.deviceName
+        connectionString = connection.openedConnstring
+    }
+
+    /// Opens the reader a device string names: `libnfc` (the first one libnfc finds) or
+    /// `libnfc:<connstring>`.
+    public static func open(_ device: String, bitRate: AirTiming.BitRate = .kbps212) async throws(FeliCaError) -> LibNFCTransport {
+        let connstring: String?
+        if device == "libnfc" {
+            connstring = nil
+        } else if device.hasPrefix("libnfc:") {
+            let rest = String(device.dropFirst("libnfc:".count))
+            guard !rest.isEmpty else {
+                throw FeliCaError(.badInput, "device \"\(device)\": nothing after libnfc:, expected a connection string such as libnfc:pn532_uart:/dev/ttyUSB0")
+            }
+            connstring = rest
+        } else {
+            throw FeliCaError(.badInput, "device \"\(device)\" is not a libnfc device (libnfc or libnfc:<connstring>)")
+        }
+        let thread = DeviceThread(name: "libnfc \(connstring ?? "default")")
+        let result = await thread.run { () -> Result<LibNFCConnection, FeliCaError> in
+            let c = LibNFCConnection(connstring: connstring, bitRate: bitRate)
+            do throws(FeliCaError) {
+                try c.open()
+                return .success(c)
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch result {
+        case .success(let c): return LibNFCTransport(name: device, thread: thread, connection: c, bitRate: bitRate)
+        case .failure(let e):
+            thread.stop()
+            throw e
+        }
+    }
+
+    public func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
+        guard !closed.withLock({ $0 }) else {
+            throw FeliCaError(.readerGone, "\(name): the device is closed")
+        }
+        if Task.isCancelled { throw FeliCaError(.cancelled, "\(name): cancelled") }
+        let connection = connection
+        let result = await withTaskCancellationHandler {
+            await thread.run { () -> Result<[UInt8], FeliCaError> in
+                do throws(FeliCaError) {
+                    return .success(try connection.exchange(packet, timeout: timeout))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        } onCancel: {
+            connection.abort()
+        }
+        return try result.get()
+    }
+
+    public func close() async {
+        let first = closed.withLock { c -> Bool in
+            defer { c = true }
+            return !c
+        }
+        guard first else { return }
+        let connection = connection
+        await thread.run { connection.close() }
+        thread.stop()
+    }
+
+    deinit {
+        // Backstop for a transport dropped without close(): the thread still owns the handles.
+        if !closed.withLock({ $0 }) {
+            let connection = connection
+            let thread = thread
+            Task.detached {
+                await thread.run { connection.close() }
+                thread.stop()
+            }
+        }
+    }
+}

@@ -1,0 +1,393 @@
+import FeliCa
+
+/// A PN532 NFC controller as its host sees it over the serial line (HSU), with a
+/// ``VirtualCard`` (or no card) in its field.
+///
+/// A pure state machine: feed it the bytes the host wrote and the time they arrived, and
+/// it returns what the chip writes back and when. ``PN532Server`` runs it on a
+/// pseudo-terminal; tests drive it directly.
+///
+/// Like the chip it is single-threaded: a command frame that arrives while an earlier one
+/// is still running waits its turn, so a reply the host gave up on still comes out first
+/// (the failure libnfc meets after a host-side timeout). An ACK from the host aborts the
+/// running command.
+///
+/// Timing (``Options/timing``): every frame takes its UART time at the current baud rate
+/// (10 bits a byte), card exchanges take the card's air and PMm response time, a silent
+/// card costs the chip's RF timeout (RFConfiguration item 0x02) and a Polling nobody
+/// answers costs one Polling window per passive-activation attempt (item 0x05). Without
+/// timing everything is instant, but the order of events is the same.
+public struct PN532Emulator: Sendable {
+    /// How the emulated chip behaves beyond the manual.
+    public struct Options: Sendable {
+        /// Model UART, air and card time (`--timing rf`); off = answer at once.
+        public var timing: Bool
+        /// Misbehaviours to inject.
+        public var faults: [PN532Fault]
+        /// GetFirmwareVersion answer after the response code: IC, Ver, Rev, Support.
+        public var firmware: [UInt8]
+
+        public init(timing: Bool = false, faults: [PN532Fault] = [], firmware: [UInt8] = [0x32, 0x01, 0x06, 0x07]) {
+            self.timing = timing
+            self.faults = faults
+            self.firmware = firmware
+        }
+    }
+
+    /// What the chip does on the serial line.
+    public enum Action: Hashable, Sendable {
+        /// Write `bytes` at time `at` (on the clock of ``receive(_:at:)``).
+        case send([UInt8], at: Duration)
+        /// Drop every write scheduled later than `after` (the host aborted the command).
+        case cancel(after: Duration)
+    }
+
+    /// The card in the field; nil = no card.
+    public let card: VirtualCard?
+    public var options: Options
+
+    /// Host commands received (well-formed command frames).
+    public private(set) var commandCount = 0
+    /// Packets sent to the card so far (what ``PN532Fault/exchange`` counts).
+    public private(set) var cardExchanges = 0
+    /// Frames from the host with bad checksums or layout, ignored as the chip ignores them.
+    public private(set) var invalidFrames = 0
+    /// Serial speed in baud (changed by SetSerialBaudRate).
+    public private(set) var baudRate = 115_200
+
+    private var parser = PN532FrameParser()
+    private var busyUntil: Duration = .zero
+    private var lastFrame: [UInt8]?
+    private var firedFaults: Set<Int> = []
+    private var registers: [UInt16: UInt8] = [:]
+    private var parameters: UInt8 = 0
+    private var samMode: UInt8 = 0x01
+    private var fieldOn = false
+    private var poweredDown = false
+    /// Bit rate the RF front end is set to after a FeliCa InListPassiveTarget.
+    private var feliCaRate: AirTiming.BitRate?
+    /// The FeliCa target listed as Tg 1, if any.
+    private var target: AirTiming.BitRate?
+    /// RFConfiguration item 0x02, "TimeOut during non-DEP communications" (0x0A = 51.2 ms).
+    private var communicationTimeout: UInt8 = 0x0A
+    /// RFConfiguration item 0x05, MxRtyPassiveActivation (0xFF = retry forever).
+    private var passiveActivationRetries: UInt8 = 0xFF
+
+    /// Time that stands for "never": a chip told to retry forever answers only when aborted.
+    public static let never: Duration = .seconds(1 << 40)
+
+    public init(card: VirtualCard?, options: Options = Options()) {
+        self.card = card
+        self.options = options
+    }
+
+    /// Whether a command is still running at `time`.
+    public func isBusy(at time: Duration) -> Bool { time < busyUntil }
+
+    /// Takes bytes the host wrote at `now`; returns the chip's writes.
+    public mutating func receive(_ bytes: some Sequence<UInt8>, at now: Duration) -> [Action] {
+        parser.append(bytes)
+        var actions: [Action] = []
+        while let event = parser.next() {
+            switch event {
+            case .invalid:
+                invalidFrames += 1
+            case .frame(.ack):
+                if now < busyUntil {
+                    actions.append(.cancel(after: now))
+                    busyUntil = now
+                }
+            case .frame(.nack):
+                if let lastFrame {
+                    let at = max(now, busyUntil) + uartTime(lastFrame.count)
+                    actions.append(.send(lastFrame, at: at))
+                    busyUntil = at
+                }
+            case .frame(.command(let data)):
+                actions += run(data, arrivedAt: now)
+            case .frame(.response), .frame(.applicationError):
+                invalidFrames += 1  // a chip-to-host frame has no business here
+            }
+        }
+        return actions
+    }
+
+    // MARK: - Running one command
+
+    /// What a command produced: the frame to answer with, and how long the chip works on it
+    /// after the ACK (nil = until aborted).
+    private struct Outcome {
+        var frame: PN532Frame
+        var work: Duration? = .zero
+        var baudAfter: Int? = nil
+    }
+
+    private mutating func run(_ data: [UInt8], arrivedAt now: Duration) -> [Action] {
+        commandCount += 1
+        poweredDown = false
+        let exchangesBefore = cardExchanges
+        let outcome = execute(data)
+        var fault: PN532Fault.Kind? = nil
+        if cardExchanges > exchangesBefore,
+           let f = options.faults.first(where: { $0.exchange == cardExchanges && !firedFaults.contains($0.exchange) }) {
+            firedFaults.insert(f.exchange)
+            fault = f.kind
+        }
+
+        let inbound = uartTime(PN532Frame.command(data).encode().count)
+        var t = max(now + inbound, busyUntil)
+        var actions: [Action] = []
+        if fault != .dropAck {
+            t += uartTime(6)
+            actions.append(.send(PN532Frame.ack.encode(), at: t))
+        }
+        guard let work = outcome.work else {
+            busyUntil = Self.never
+            return actions
+        }
+        let frame = outcome.frame.encode()
+        lastFrame = frame
+        var sent = frame
+        var at = t + work + uartTime(frame.count)
+        switch fault {
+        case .corruptChecksum?: sent[sent.count - 2] &+= 1
+        case .lateReply(let d)?: at += d
+        default: break
+        }
+        actions.append(.send(sent, at: at))
+        busyUntil = at
+        if let b = outcome.baudAfter { baudRate = b }
+        return actions
+    }
+
+    private func uartTime(_ bytes: Int) -> Duration {
+        guard options.timing else { return .zero }
+        return .nanoseconds(Int64(bytes) * 10 * 1_000_000_000 / Int64(baudRate))
+    }
+
+    private func timed(_ d: Duration) -> Duration { options.timing ? d : .zero }
+
+    /// The RF timeout of a chip timeout code: 100 µs × 2^(code-1); code 0 = none.
+    static func rfTimeout(code: UInt8) -> Duration? {
+        guard code > 0 else { return nil }
+        return .microseconds(100 << Int(min(code, 0x10) - 1))
+    }
+
+    private static let syntaxError = Outcome(frame: .applicationError)
+
+    private mutating func execute(_ data: [UInt8]) -> Outcome {
+        guard let code = data.first else { return Self.syntaxError }
+        var r = ByteReader(data.dropFirst(), frame: "PN532 command")
+        do throws(FeliCaError) {
+            switch code {
+            case 0x00: return try diagnose(&r)
+            case 0x02:
+                try r.finish()
+                return Outcome(frame: .response([0x03] + options.firmware))
+            case 0x06: return try readRegister(&r)
+            case 0x08: return try writeRegister(&r)
+            case 0x10: return try setSerialBaudRate(&r)
+            case 0x12:
+                parameters = try r.readUInt8("flags")
+                try r.finish()
+                return Outcome(frame: .response([0x13]))
+            case 0x14: return try samConfiguration(&r)
+            case 0x16: return try powerDown(&r)
+            case 0x32: return try rfConfiguration(&r)
+            case 0x40: return try inDataExchange(&r)
+            case 0x42: return inCommunicateThru(Array(r.readRest()))
+            case 0x44, 0x52:
+                let tg = try r.readUInt8("Tg")
+                try r.finish()
+                let known = tg == 0 || (tg == 1 && target != nil)
+                if code == 0x52 && known { target = nil }
+                return Outcome(frame: .response([code + 1, known ? 0x00 : 0x27]))
+            case 0x4A: return try inListPassiveTarget(&r)
+            case 0x60: return try inAutoPoll(&r)
+            default: return Self.syntaxError
+            }
+        } catch {
+            return Self.syntaxError
+        }
+    }
+
+    /// Diagnose `00 NumTst InParam...` → `01 ...`.
+    private mutating func diagnose(_ r: inout ByteReader) throws(FeliCaError) -> Outcome {
+        let test = try r.readUInt8("NumTst")
+        switch test {
+        case 0x00:  // communication line test: echo
+            return Outcome(frame: .response([0x01, test] + r.readRest()))
+        case 0x01, 0x02, 0x07:  // ROM, RAM, antenna self-tests: pass
+            return Outcome(frame: .response([0x01, 0x00]))
+        case 0x06:  // attention request / card presence (ISO 14443-4 only): not applicable to FeliCa
+            try r.finish()
+            return Outcome(frame: .response([0x01, 0x27]))
+        default:
+            return Self.syntaxError
+        }
+    }
+
+    /// ReadRegister `06 (ADRh ADRl)×n` → `07 VAL×n`.
+    private mutating func readRegister(_ r: inout ByteReader) throws(FeliCaError) -> Outcome {
+        guard !r.isAtEnd, r.count % 2 == 0 else { return Self.syntaxError }
+        var values: [UInt8] = [0x07]
+        while !r.isAtEnd {
+            values.append(registers[try r.readUInt16(.bigEndian, "register address"), default: 0])
+        }
+        return Outcome(frame: .response(values))
+    }
+
+    /// WriteRegister `08 (ADRh ADRl VAL)×n` → `09`.
+    private mutating func writeRegister(_ r: inout ByteReader) throws(FeliCaError) -> Outcome {
+        guard !r.isAtEnd, r.count % 3 == 0 else { return Self.syntaxError }
+        while !r.isAtEnd {
+            let address = try r.readUInt16(.bigEndian, "register address")
+            registers[address] = try r.readUInt8("value")
+        }
+        return Outcome(frame: .response([0x09]))
+    }
+
+    /// SetSerialBaudRate `10 BR` → `11`; the new speed applies after the answer.
+    private mutating func setSerialBaudRate(_ r: inout ByteReader) throws(FeliCaError) -> Outcome {
+        let rates = [9_600, 19_200, 38_400, 57_600, 115_200, 230_400, 460_800, 921_600, 1_288_000]
+        let br = try r.readUInt8("BR")
+        try r.finish()
+        guard Int(br) < rates.count else { return Self.syntaxError }
+        return Outcome(frame: .response([0x11]), baudAfter: rates[Int(br)])
+    }
+
+    /// SAMConfiguration `14 Mode [Timeout [IRQ]]` → `15`.
+    private mutating func samConfiguration(_ r: inout ByteReader) throws(FeliCaError) -> Outcome {
+        let mode = try r.readUInt8("Mode")
+        guard (1...4).contains(mode), r.count <= 2 else { return Self.syntaxError }
+        if mode == 0x02 && r.isAtEnd { return Self.syntaxError }  // virtual card mode needs a timeout
+        samMode = mode
+        return Outcome(frame: .response([0x15]))
+    }
+
+    /// PowerDown `16 WakeUpEnable [GenerateIRQ]` → `17 Status`.
+    private mutating func powerDown(_ r: inout ByteReader) throws(FeliCaError) -> Outcome {
+        _ = try r.readUInt8("WakeUpEnable")
+        guard r.count <= 1 else { return Self.syntaxError }
+        target = nil
+        fieldOn = false
+        poweredDown = true
+        return Outcome(frame: .response([0x17, 0x00]))
+    }
+
+    /// RFConfiguration `32 CfgItem ConfigurationData` → `33`.
+    private mutating func rfConfiguration(_ r: inout ByteReader) throws(FeliCaError) -> Outcome {
+        let item = try r.readUInt8("CfgItem")
+        let data = Array(r.readRest())
+        let sizes: [UInt8: Int] = [0x01: 1, 0x02: 3, 0x04: 1, 0x05: 3, 0x0A: 11, 0x0B: 8, 0x0C: 3, 0x0D: 9]
+        guard let size = sizes[item], data.count == size else { return Self.syntaxError }
+        switch item {
+        case 0x01:
+            fieldOn = data[0] & 0x01 != 0
+            if !fieldOn { target = nil }
+        case 0x02: communicationTimeout = data[2]
+        case 0x05: passiveActivationRetries = data[2]
+        default: break
+        }
+        return Outcome(frame: .response([0x33]))
+    }
+
+    /// Gives `packet` to the card (when there is one and the field is on).
+    private mutating func toCard(_ packet: [UInt8]) -> [UInt8]? {
+        cardExchanges += 1
+        guard fieldOn, let card else { return nil }
+        return card.respond(to: packet)
+    }
+
+    /// How long the chip waits for a card that stays silent (nil = forever).
+    private var silentCardTime: Duration? {
+        guard let t = Self.rfTimeout(code: communicationTimeout) else { return nil }
+        return timed(t)
+    }
+
+    /// InListPassiveTarget `4A MaxTg BrTy [InitiatorData]` → `4B NbTg [TargetData]`.
+    /// FeliCa (BrTy 01 = 212, 02 = 424 kbps): InitiatorData is the Polling payload
+    /// `00 SC SC RC TSN`, TargetData `Tg POL_RES` (the whole Polling response with LEN).
+    private mutating func inListPassiveTarget(_ r: inout ByteReader) throws(FeliCaError) -> Outcome {
+        let maxTg = try r.readUInt8("MaxTg")
+        let brTy = try r.readUInt8("BrTy")
+        guard (1...2).contains(maxTg), brTy <= 0x04 else { return Self.syntaxError }
+        let initiatorData = Array(r.readRest())
+        fieldOn = true  // the chip switches the field on itself
+        target = nil
+        let attempts: Int? = passiveActivationRetries == 0xFF ? nil : Int(passiveActivationRetries) + 1
+        guard brTy == 0x01 || brTy == 0x02 else {
+            feliCaRate = nil
+            // No card of another type here: every activation attempt times out (~1 ms each).
+            return Outcome(frame: .response([0x4B, 0x00]), work: attempts.map { timed(.milliseconds(1) * $0) })
+        }
+        guard initiatorData.count == 5 else { return Self.syntaxError }
+        let rate: AirTiming.BitRate = brTy == 0x01 ? .kbps212 : .kbps424
+        feliCaRate = rate
+        let packet = [UInt8(initiatorData.count + 1)] + initiatorData
+        if let reply = toCard(packet), reply.count >= 18, reply[1] == 0x01, let card {
+            target = rate
+            return Outcome(frame: .response([0x4B, 0x01, 0x01] + reply),
+                           work: timed(card.responseTime(to: packet, reply: reply, bitRate: rate)))
+        }
+        let slots = Int(initiatorData[4] & 0x0F) + 1
+        let attempt = AirTiming.airTime(packetLength: packet.count, at: rate) + AirTiming.pollingWindow(slots: slots)
+        return Outcome(frame: .response([0x4B, 0x00]), work: attempts.map { timed(attempt * $0) })
+    }
+
+    /// InDataExchange `40 Tg DataOut` → `41 Status DataIn`; for FeliCa DataOut and DataIn
+    /// are whole packets with their LEN byte.
+    private mutating func inDataExchange(_ r: inout ByteReader) throws(FeliCaError) -> Outcome {
+        let tg = try r.readUInt8("Tg")
+        let packet = Array(r.readRest())
+        guard tg & 0x3F == 1, let rate = target else {
+            return Outcome(frame: .response([0x41, 0x27]))
+        }
+        return exchange(packet, at: rate, responseCode: 0x41)
+    }
+
+    /// InCommunicateThru `42 DataOut` → `43 Status DataIn`: raw, in whatever mode the RF
+    /// front end was last set to; only a FeliCa setting reaches the card.
+    private mutating func inCommunicateThru(_ packet: [UInt8]) -> Outcome {
+        guard let rate = feliCaRate else {
+            cardExchanges += 1
+            return Outcome(frame: .response([0x43, 0x01]), work: silentCardTime)
+        }
+        return exchange(packet, at: rate, responseCode: 0x43)
+    }
+
+    private mutating func exchange(_ packet: [UInt8], at rate: AirTiming.BitRate, responseCode: UInt8) -> Outcome {
+        guard let reply = toCard(packet), let card else {
+            return Outcome(frame: .response([responseCode, 0x01]), work: silentCardTime)
+        }
+        let time = card.responseTime(to: packet, reply: reply, bitRate: rate)
+        if options.timing, let limit = Self.rfTimeout(code: communicationTimeout), time > limit {
+            return Outcome(frame: .response([responseCode, 0x01]), work: limit)
+        }
+        return Outcome(frame: .response([responseCode, 0x00] + reply), work: timed(time))
+    }
+
+    /// InAutoPoll `60 PollNr Period Type×n` → `61 NbTg [Type Len TargetData]`. FeliCa types
+    /// (0x11 at 212, 0x12 at 424 kbps) poll for any system with the system code requested.
+    private mutating func inAutoPoll(_ r: inout ByteReader) throws(FeliCaError) -> Outcome {
+        let pollNr = try r.readUInt8("PollNr")
+        let period = try r.readUInt8("Period")
+        let types = Array(r.readRest())
+        guard pollNr >= 1, (1...15).contains(period), (1...15).contains(types.count) else { return Self.syntaxError }
+        fieldOn = true
+        for type in types where type == 0x11 || type == 0x12 {
+            let rate: AirTiming.BitRate = type == 0x11 ? .kbps212 : .kbps424
+            let packet: [UInt8] = [0x06, 0x00, 0xFF, 0xFF, 0x01, 0x00]
+            if let reply = toCard(packet), reply.count >= 18, reply[1] == 0x01, let card {
+                feliCaRate = rate
+                target = rate
+                let targetData = [0x01] + reply
+                return Outcome(frame: .response([0x61, 0x01, type, UInt8(targetData.count)] + targetData),
+                               work: timed(card.responseTime(to: packet, reply: reply, bitRate: rate)))
+            }
+        }
+        if types.allSatisfy({ $0 != 0x11 && $0 != 0x12 }) { cardExchanges += 1 }
+        guard pollNr != 0xFF else { return Outcome(frame: .response([0x61, 0x00]), work: nil) }
+        return Outcome(frame: .response([0x61, 0x00]), work: timed(.milliseconds(150) * Int(period) * Int(pollNr)))
+    }
+}

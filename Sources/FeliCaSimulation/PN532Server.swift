@@ -1,0 +1,162 @@
+import FeliCa
+import Glibc
+import Synchronization
+
+/// Runs a ``PN532Emulator`` on a pseudo-terminal, on a thread of its own, so that any
+/// PN532 host — libnfc's `pn532_uart` driver above all — can open ``path`` as if a PN532
+/// board were plugged in.
+public final class PN532Server: Sendable {
+    private let terminal: PseudoTerminal
+    private let emulator: Mutex<PN532Emulator>
+    /// A symlink to ``path`` made for the user (`--link`), removed by ``stop()``.
+    public let link: String?
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private let thread = Mutex<pthread_t?>(nil)
+    private let stopped = Mutex(false)
+
+    /// The terminal device the client opens, e.g. `/dev/pts/3`.
+    public var path: String { terminal.path }
+    /// The libnfc connection string for this emulator: `pn532_uart:/dev/pts/3`.
+    public var connectionString: String { "pn532_uart:" + path }
+
+    /// Creates the terminal (and the `link` symlink to it); call ``start()`` to serve.
+    public init(card: VirtualCard?, options: PN532Emulator.Options = .init(), link: String? = nil) throws(FeliCaError) {
+        terminal = try PseudoTerminal()
+        emulator = Mutex(PN532Emulator(card: card, options: options))
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else {
+            terminal.close()
+            throw FeliCaError(.noReader, "cannot create a pipe for the emulator thread: \(String(cString: strerror(errno)))")
+        }
+        wakeRead = fds[0]
+        wakeWrite = fds[1]
+        if let link {
+            var st = stat()
+            if lstat(link, &st) == 0 {
+                guard st.st_mode & S_IFMT == S_IFLNK else {
+                    Self.closeAll(terminal, fds)
+                    throw FeliCaError(.badInput, "--link \(link): a file of that name exists and is not a symlink; choose another path")
+                }
+                unlink(link)
+            }
+            guard symlink(terminal.path, link) == 0 else {
+                let reason = String(cString: strerror(errno))
+                Self.closeAll(terminal, fds)
+                throw FeliCaError(.badInput, "--link \(link): cannot create the symlink (\(reason))")
+            }
+        }
+        self.link = link
+    }
+
+    private static func closeAll(_ terminal: PseudoTerminal, _ fds: [Int32]) {
+        terminal.close()
+        close(fds[0])
+        close(fds[1])
+    }
+
+    /// Serves on a dedicated thread until ``stop()``.
+    public func start() {
+        thread.withLock { t in
+            guard t == nil, !stopped.withLock({ $0 }) else { return }
+            let box = Unmanaged.passRetained(ThreadBody { [self] in self.serve() }).toOpaque()
+            var id = pthread_t()
+            if pthread_create(&id, nil, { raw in
+                let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
+                body.run()
+                return nil
+            }, box) == 0 {
+                t = id
+            } else {
+                Unmanaged<ThreadBody>.fromOpaque(box).release()
+            }
+        }
+    }
+
+    /// Stops serving, closes the terminal and removes the link. Safe to call twice.
+    public func stop() {
+        let first = stopped.withLock { s -> Bool in
+            defer { s = true }
+            return !s
+        }
+        guard first else { return }
+        var one: UInt8 = 1
+        _ = write(wakeWrite, &one, 1)
+        if let id = thread.withLock({ $0 }) { pthread_join(id, nil) }
+        close(wakeRead)
+        close(wakeWrite)
+        terminal.close()
+        if let link {
+            var buffer = [CChar](repeating: 0, count: 4096)
+            let n = readlink(link, &buffer, buffer.count - 1)
+            if n > 0, String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self) == terminal.path {
+                unlink(link)
+            }
+        }
+    }
+
+    deinit { stop() }
+
+    /// Host commands handled so far.
+    public var commandCount: Int { emulator.withLock { $0.commandCount } }
+    /// Packets handed to the card so far.
+    public var cardExchanges: Int { emulator.withLock { $0.cardExchanges } }
+    /// Broken frames the host sent.
+    public var invalidFrames: Int { emulator.withLock { $0.invalidFrames } }
+
+    // MARK: - The serving thread
+
+    private func serve() {
+        let clock = ContinuousClock()
+        let origin = clock.now
+        var queue: [(at: Duration, bytes: [UInt8])] = []  // sorted by time, stable
+        while true {
+            let now = origin.duration(to: clock.now)
+            // Write what is due.
+            while let first = queue.first, first.at <= now {
+                terminal.write(first.bytes)
+                queue.removeFirst()
+            }
+            var wait: Int32 = -1
+            if let first = queue.first {
+                let left = first.at - now
+                if left < .milliseconds(1) {
+                    // poll() counts whole milliseconds: sleep the rest precisely.
+                    let c = left.components
+                    var ts = timespec(tv_sec: Int(c.seconds), tv_nsec: Int(c.attoseconds / 1_000_000_000))
+                    nanosleep(&ts, nil)
+                    continue
+                }
+                wait = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000, 60_000))
+            }
+            var fds = [pollfd(fd: terminal.master, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            let r = poll(&fds, 2, wait)
+            if r < 0 && errno != EINTR { return }
+            if fds[1].revents != 0 { return }
+            guard fds[0].revents & Int16(POLLIN) != 0 else {
+                if fds[0].revents != 0 { usleep(10_000) }  // HUP with no client: keep serving
+                continue
+            }
+            let bytes = terminal.read()
+            guard !bytes.isEmpty else { continue }
+            let arrived = origin.duration(to: clock.now)
+            let actions = emulator.withLock { $0.receive(bytes, at: arrived) }
+            for action in actions {
+                switch action {
+                case .send(let bytes, let at):
+                    let i = queue.firstIndex { $0.at > at } ?? queue.endIndex
+                    queue.insert((at, bytes), at: i)
+                case .cancel(let after):
+                    queue.removeAll { $0.at > after }
+                }
+            }
+        }
+    }
+}
+
+/// Carries a closure into a pthread.
+private final class ThreadBody: Sendable {
+    let run: @Sendable () -> Void
+    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+}

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# End to end through real libnfc: `felica-sim pn532` serves a virtual card on a
+# pseudo-terminal, libnfc's own pn532_uart driver opens it, and both nfc-list and
+# `felica --device libnfc:pn532_uart:<pty>` must see exactly what `--device virtual:<card>`
+# sees. Then the failure paths: no card, card removed mid-read, late reply, corrupt frame,
+# dropped ACK, no reader, reader gone — each a clear error, and the next command works.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+bin="${FELICA_BIN:-$(swift build --show-bin-path)}"
+felica="$bin/felica"
+sim="$bin/felica-sim"
+export LIBNFC_AUTO_SCAN=false
+export LIBNFC_LOG_LEVEL=0
+unset LIBNFC_DEVICE FELICA_DEVICE
+
+tmp="$(mktemp -d)"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+failures=0
+pass() { echo "ok   $*" >&2; }
+fail() { echo "FAIL $*" >&2; failures=$((failures + 1)); }
+
+# start_emulator NAME ARGS...: runs felica-sim pn532 with a link $tmp/NAME; waits for it.
+start_emulator() {
+  local name="$1"; shift
+  "$sim" pn532 --link "$tmp/$name" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+  pids+=($!)
+  eval "pid_$name=$!"
+  for _ in $(seq 100); do
+    [[ -L "$tmp/$name" && -s "$tmp/$name.out" ]] && return 0
+    sleep 0.05
+  done
+  echo "emulator $name did not start:" >&2; cat "$tmp/$name.err" >&2
+  return 1
+}
+
+stop_emulator() {
+  local pid; eval "pid=\$pid_$1"
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+}
+
+# expect_exit CODE DESCRIPTION PATTERN -- COMMAND...: exit status and a stderr pattern.
+expect_exit() {
+  local code="$1" what="$2" pattern="$3"; shift 4
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [[ $got -ne $code ]]; then
+    fail "$what: exit $got, expected $code"; sed 's/^/     /' "$tmp/err" >&2; return
+  fi
+  if [[ -n "$pattern" ]] && ! grep -qiE -e "$pattern" "$tmp/err"; then
+    fail "$what: stderr lacks /$pattern/"; sed 's/^/     /' "$tmp/err" >&2; return
+  fi
+  pass "$what (exit $code)"
+}
+
+# ---- usage errors --------------------------------------------------------------------------
+expect_exit 64 "felica-sim pn532 without a card" "--card" -- "$sim" pn532
+expect_exit 64 "felica-sim pn532 with a bad fault" "unknown kind" -- "$sim" pn532 --card suica --fault melt@1
+expect_exit 64 "felica-sim pn532 with an unknown timing model" "timing model" -- "$sim" pn532 --card suica --timing fast
+
+# ---- the real stack sees the card ---------------------------------------------------------
+start_emulator main --card suica || exit 1
+dev="libnfc:pn532_uart:$tmp/main"
+connstring="$(head -n 1 "$tmp/main.out")"
+[[ "$connstring" == pn532_uart:/dev/pts/* ]] && pass "felica-sim prints the connection string ($connstring)" \
+  || fail "felica-sim printed '$connstring', expected pn532_uart:/dev/pts/N"
+
+"$felica" poll --device virtual:suica --json >"$tmp/poll.json"
+idm="$(sed -E 's/.*"idm":"([0-9a-f]+)".*/\1/' "$tmp/poll.json")"
+pmm="$(sed -E 's/.*"pmm":"([0-9a-f]+)".*/\1/' "$tmp/poll.json")"
+sc="$(sed -E 's/.*"systemCode":"([0-9a-f]+)".*/\1/' "$tmp/poll.json")"
+spaced() { echo "$1" | sed -E 's/(..)/\1  /g; s/ +$//'; }
+for types in 2 4; do
+  LIBNFC_DEVICE="$connstring" nfc-list -t "$types" >"$tmp/nfc-list" 2>&1
+  if grep -q "ID (NFCID2): $(spaced "$idm")" "$tmp/nfc-list" &&
+     grep -q "Parameter (PAD): $(spaced "$pmm")" "$tmp/nfc-list" &&
+     grep -q "System Code (SC): $(spaced "$sc")" "$tmp/nfc-list"; then
+    pass "nfc-list -t $types sees IDm $idm, PMm $pmm, system $sc"
+  else
+    fail "nfc-list -t $types output:"; sed 's/^/     /' "$tmp/nfc-list" >&2
+  fi
+done
+
+LIBNFC_DEVICE="$connstring" "$felica" devices >"$tmp/devices" 2>&1
+grep -q "libnfc:$connstring" "$tmp/devices" && pass "felica devices lists the emulated reader" \
+  || { fail "felica devices:"; cat "$tmp/devices" >&2; }
+
+# ---- same results as the virtual card ---------------------------------------------------
+compare() {
+  local what="$1"; shift
+  "$felica" "$@" --device virtual:suica >"$tmp/virtual.out" 2>"$tmp/virtual.err"; local vs=$?
+  "$felica" "$@" --device "$dev" >"$tmp/libnfc.out" 2>"$tmp/libnfc.err"; local ls=$?
+  if [[ $vs -ne 0 || $ls -ne 0 ]]; then
+    fail "$what: exit virtual $vs, libnfc $ls"; cat "$tmp/libnfc.err" >&2
+  elif ! cmp -s "$tmp/virtual.out" "$tmp/libnfc.out"; then
+    fail "$what: output differs"; diff "$tmp/virtual.out" "$tmp/libnfc.out" | head -20 >&2
+  else
+    pass "$what: libnfc output equals virtual output"
+  fi
+}
+compare "poll" poll
+compare "poll --json" poll --json
+compare "poll --system-code 0003" poll --system-code 0003
+compare "dump" dump
+compare "dump --json" dump --json
+compare "read --service 090f" read --service 090f
+compare "read --service 090f --blocks 0-4 --json" read --service 090f --blocks 0-4 --json
+compare "balance" balance
+compare "balance --json" balance --json
+
+expect_exit 69 "poll for a system the card lacks" "no card answered" -- \
+  "$felica" poll --device "$dev" --system-code 1234
+compare "the next poll after a failed one" poll --json
+stop_emulator main
+
+# ---- failure paths ------------------------------------------------------------------------
+start_emulator empty --no-card || exit 1
+expect_exit 69 "no card" "no card" -- "$felica" poll --device "libnfc:pn532_uart:$tmp/empty"
+expect_exit 69 "no card, again (the reader still answers)" "no card|answered" -- "$felica" balance --device "libnfc:pn532_uart:$tmp/empty"
+stop_emulator empty
+
+# The card answers the polls and the first reads of a dump, then leaves.
+start_emulator removal --card suica --remove-after 6 || exit 1
+expect_exit 1 "card removed mid-dump" "card (left|is no longer)" -- "$felica" dump --device "libnfc:pn532_uart:$tmp/removal"
+expect_exit 69 "the next command after removal says no card" "no card" -- "$felica" poll --device "libnfc:pn532_uart:$tmp/removal"
+stop_emulator removal
+
+for fault in late@3:700 corrupt@3 drop-ack@3; do
+  name="fault_${fault%%@*}"; name="${name//-/_}"
+  start_emulator "$name" --card suica --fault "$fault" || exit 1
+  "$felica" dump --json --device "libnfc:pn532_uart:$tmp/$name" >"$tmp/$name.json" 2>"$tmp/$name.stderr"
+  st=$?
+  "$felica" dump --json --device virtual:suica >"$tmp/expected.json"
+  if [[ $st -eq 0 ]] && cmp -s "$tmp/$name.json" "$tmp/expected.json"; then
+    pass "$fault during a dump: the session's retry after the device reset gives the full dump"
+  else
+    fail "$fault during a dump: exit $st"; sed 's/^/     /' "$tmp/$name.stderr" >&2
+  fi
+  "$felica" poll --json --device "libnfc:pn532_uart:$tmp/$name" >"$tmp/after" 2>&1 && cmp -s "$tmp/after" "$tmp/poll.json" \
+    && pass "the next command after $fault works" || { fail "next command after $fault"; cat "$tmp/after" >&2; }
+  stop_emulator "$name"
+done
+
+expect_exit 69 "no reader at a path" "does not exist" -- \
+  "$felica" poll --device "libnfc:pn532_uart:$tmp/no-such-tty"
+
+# Unplugging: the device node disappears (the link goes with the emulator). The
+# mid-session case (reader gone during an exchange) is in the Swift tests.
+start_emulator gone --card suica || exit 1
+stop_emulator gone
+[[ ! -e "$tmp/gone" ]] && pass "the --link symlink is removed on exit" || fail "--link symlink left behind"
+expect_exit 69 "reader unplugged" "does not exist" -- "$felica" poll --device "libnfc:pn532_uart:$tmp/gone"
+
+if ((failures > 0)); then
+  echo "$failures libnfc check(s) failed" >&2
+  exit 1
+fi
+echo "all libnfc checks passed" >&2
