@@ -395,3 +395,68 @@ func identityFromProcStatus(_ text: String, _ expected: Identity) {
     #expect(HostSnapshot.upstreamVersion("1:2.0.1-3") == "2.0.1")
     #expect(HostSnapshot.upstreamVersion("1.8.0") == "1.8.0")
 }
+
+// MARK: - Polling through real libnfc, against the PN532 emulator
+
+/// `felica-sim pn532` on a pseudo-terminal; stopped when the value goes away.
+final class EmulatedPN532 {
+    let process = Process()
+    /// libnfc's connection string, `pn532_uart:/dev/pts/N`.
+    let connectionString: String
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = binDirectory.appendingPathComponent("felica-sim")
+        process.arguments = ["pn532"] + arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line += chunk
+        }
+        connectionString = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    deinit {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+@Suite struct DoctorPollTests {
+    func readyTree() throws -> FakeTree {
+        let tree = try FakeTree("ready")
+        try tree.chmod("/dev/bus/usb/001/004", 0o666)
+        return tree
+    }
+
+    @Test func aReaderLibnfcListsIsPolledAndACardAnswers() throws {
+        let sim = try EmulatedPN532(["--card", "suica"])
+        #expect(sim.connectionString.hasPrefix("pn532_uart:/dev/"))
+        let tree = try readyTree()
+        let r = try run(["doctor", "--root", tree.path],
+                        environment: ["LIBNFC_DEVICE": sim.connectionString, "PCSCLITE_CSOCK_NAME": temporaryPath("no-pcscd.comm")])
+        #expect(r.status == 0, "\(r.stdout)")
+        #expect(r.stdout.contains("\nok       libnfc:\(sim.connectionString): a card answered (IDm 0101120312345678, IC "), "\(r.stdout)")
+        #expect(r.stdout.hasSuffix("\nno problems; ready: 1 reader can poll (libnfc:\(sim.connectionString))\n"))
+    }
+
+    @Test func aReaderWithoutACardCanPoll() throws {
+        let sim = try EmulatedPN532(["--no-card"])
+        let tree = try readyTree()
+        let r = try run(["doctor", "--root", tree.path, "--device", "libnfc:" + sim.connectionString])
+        #expect(r.status == 0, "\(r.stdout)")
+        #expect(r.stdout.contains("\nok       libnfc:\(sim.connectionString): polls, no card on it (place a card to read one)\n"), "\(r.stdout)")
+    }
+
+    @Test func aReaderThatIsNotThereIsAProblemWithLibnfcsReason() throws {
+        let tree = try readyTree()
+        let r = try run(["doctor", "--root", tree.path, "--device", "libnfc:pn532_uart:/dev/felica-no-such-tty"])
+        #expect(r.status == 69)
+        #expect(r.stdout.contains("\nproblem  libnfc:pn532_uart:/dev/felica-no-such-tty: cannot open: libnfc could not open pn532_uart:/dev/felica-no-such-tty: /dev/felica-no-such-tty does not exist"), "\(r.stdout)")
+        #expect(r.stdout.contains("\n         fix: fix the problems above, then try again: felica poll --device libnfc:pn532_uart:/dev/felica-no-such-tty\n"))
+    }
+}
