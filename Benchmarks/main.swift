@@ -4,3 +4,4 @@ print("# felica benchmarks (release build expected; debug figures are meaningles
 codecBenchmarks()
 await sessionBenchmarks()
 await libnfcBenchmarks()
+await orderBenchmarks()

@@ -31,5 +31,13 @@ let package = Package(
             name: "FuzzArguments",
             dependencies: ["FuzzSupport", .product(name: "FeliCaCLI", package: "felica")],
             swiftSettings: strict),
+        .executableTarget(
+            name: "FuzzPN532",
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaSimulation", package: "felica")],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "FuzzPopulation",
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaScheduling", package: "felica")],
+            swiftSettings: strict),
     ]
 )

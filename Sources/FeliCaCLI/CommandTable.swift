@@ -7,6 +7,8 @@ enum FelicaCommands {
             DumpCommand.self,
             ReadCommand.self,
             BalanceCommand.self,
+            OrderCommand.self,
+            BenchCommand.self,
             DoctorCommand.self,
         ]
     }

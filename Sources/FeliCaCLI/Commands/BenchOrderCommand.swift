@@ -1,0 +1,178 @@
+import FeliCa
+import FeliCaJSON
+import FeliCaScheduling
+import FeliCaSimulation
+
+/// `felica bench`: measurements that print figures.
+struct BenchCommand: CLICommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "bench",
+            abstract: "Measure readers and timing models.",
+            subcommands: [BenchOrderCommand.self])
+    }
+}
+
+/// `felica bench order`: detection time against the position of the card's system in the list.
+struct BenchOrderCommand: CLICommand {
+    static let defaultPositions = "0-5,148,149"
+
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "order",
+            abstract: "Time detection of a card whose system sits at each position of the polled list.",
+            discussion: """
+                For each position k the list holds k system codes the card lacks, then the card's system; \
+                the codes are polled in turn until the card answers, as Core NFC does. Prints the detection \
+                times, a least-squares fit (base, per-code delay, r²), the positions never detected, and the \
+                time wildcard Polling + Request System Code takes to find every system of the same card.
+                With --model the card is virtual and the clock simulated; with --device a real clock times \
+                the reader (a virtual: device answers with the air time of a 212 kbps card unless it sets ?timing=).
+                """,
+            options: [
+                OptionSpec("model", value: "ios|rf", help: "Timing model (default: ios, unless --device is given)."),
+                CommonOptions.device,
+                CommonOptions.trace,
+                OptionSpec("card", value: "card", help: "Card for --model: built-in name or image path (default: the Edy card of the iOS measurement, systems 8B61 and FE00)."),
+                OptionSpec("system", value: "hex", help: "The card's system to move down the list (default: FE00 when the card has it, else its first)."),
+                OptionSpec("positions", value: "list", help: "Positions, comma-separated, ranges allowed (default: \(defaultPositions))."),
+                OptionSpec("repeat", value: "n", help: "Runs per position (default: 1)."),
+                CommonOptions.json,
+                OptionSpec("plot", value: "file.svg", help: "Also draw the detection times and the fit as an SVG."),
+            ])
+    }
+
+    let args: ParsedArguments
+    let positions: [Int]
+    let repeatCount: Int
+    let system: SystemCode?
+
+    init(_ args: ParsedArguments) throws(UsageError) {
+        self.args = args
+        if args.value("model") != nil && args.value("device") != nil {
+            throw UsageError("choose one of '--model' and '--device'")
+        }
+        if args.value("card") != nil && args.value("device") != nil {
+            throw UsageError("'--card' is for --model; with --device the card is the one on the reader")
+        }
+        do {
+            if let m = args.value("model") { _ = try TimingModels.named(m) }
+            positions = try PositionList.parse(args.value("positions") ?? Self.defaultPositions)
+        } catch {
+            throw UsageError(error.reason)
+        }
+        repeatCount = try args.int("repeat", in: 1...1000) ?? 1
+        system = try args.value("system").map { s throws(UsageError) in try CardContext.systemCode(s, option: "system") }
+        if let system, system.isWildcard { throw UsageError("option '--system': \(system) is a wildcard; name one system") }
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let bench = OrderBenchmark(positions: positions, repeatCount: repeatCount, target: system)
+        let progress: @Sendable (Int, Int) -> Void = { done, total in console.progress("bench order: run \(done)/\(total)") }
+        let report: OrderBenchmark.Report
+        if let deviceName = args.value("device") {
+            var transport = try await Self.openTimed(deviceName, console: console)
+            if let path = args.value("trace") { transport = try TraceHook.record(transport, to: path) }
+            do {
+                report = try await bench.run(on: .device(transport), progress: progress)
+            } catch {
+                console.endProgress()
+                await transport.close()
+                throw error
+            }
+            await transport.close()
+        } else {
+            let model = try TimingModels.named(args.value("model") ?? "ios")
+            let card = try args.value("card").map { c throws(FeliCaError) in try VirtualCard.named(c) } ?? ModelCards.card(systems: ModelCards.measuredEdySystems)
+            report = try await bench.run(on: .model(model, card: card), progress: progress)
+        }
+        console.endProgress()
+        if let plot = args.value("plot") {
+            // The ios model's own source points go on its plot, for comparison.
+            let measured = report.modelSummary != nil && report.source == "ios" && report.target == .common && args.value("card") == nil
+                ? IOSTimingModel.measurements.compactMap { m in m.seconds.map { (position: m.position, seconds: $0) } } : []
+            try FileOutput.writeAtomically(OrderPlot.svg(report, measured: measured, measuredLabel: "measured on iOS 13 (issue 7)"), to: plot)
+        }
+        if args.flag("json") {
+            JSONOut.print(Self.json(report, isModel: args.value("device") == nil), console)
+        } else {
+            console.out(Self.text(report))
+        }
+        return ExitCode.ok
+    }
+
+    /// Opens the device; a `virtual:` card without `?timing=` answers with the air time
+    /// of a 212 kbps card, since an instant card would make the benchmark meaningless.
+    static func openTimed(_ name: String, console: Console) async throws -> any Transport {
+        let timed = name.hasPrefix("virtual:") && !name.contains("?") ? name + "?timing=212" : name
+        return try await DeviceResolver.open(timed, console: console)
+    }
+
+    static func json(_ r: OrderBenchmark.Report, isModel: Bool) -> JSONValue {
+        var o = JSONObject()
+        o.append(isModel ? "model" : "device", .string(r.source))
+        o.append("systems", .array(r.systems.map { .string($0.hex) }))
+        o.append("system", .string(r.target.hex))
+        o.append("rows", .array(r.rows.map { row in
+            var j = JSONObject()
+            j.append("position", .int(row.position))
+            j.append("samples", .array(row.samples.map { $0.map { .number(OrderCommand.round($0)) } ?? .null }))
+            j.append("mean", row.mean.map { .number(OrderCommand.round($0)) } ?? .null)
+            j.append("detected", .bool(row.detected))
+            return .object(j)
+        }))
+        if let fit = r.fit {
+            o.append("fit", .object(["base": .number(OrderCommand.round(fit.base)), "perCode": .number(OrderCommand.round(fit.slope)),
+                                     "r2": .number(OrderCommand.round(fit.r2)), "points": .int(fit.count)]))
+        } else {
+            o.append("fit", .null)
+        }
+        o.append("neverDetected", .array(r.neverDetected.map { .int($0) }))
+        o.append("sessionLimit", r.sessionLimit.map { .number($0.seconds) } ?? .null)
+        switch r.listing {
+        case .success(let l):
+            o.append("wildcard", .object(["time": .number(OrderCommand.round(l.time.seconds)), "exchanges": .int(l.exchanges),
+                                          "systems": .array(l.systems.map { .string($0.hex) })]))
+        case .failure(let e):
+            o.append("wildcard", .object(["unavailable": .string(e.reason)]))
+        }
+        return .object(o)
+    }
+
+    static func text(_ r: OrderBenchmark.Report) -> String {
+        var s = (r.modelSummary.map { "Model: \($0)\n" } ?? "Device: \(r.source)\n")
+        s += "Card systems: \(r.systems.map(\.description).joined(separator: ", ")); \(r.target) moved down the list\n\n"
+        var rows = [["position", "time (s)", "detected"]]
+        for row in r.rows {
+            let detected = row.samples.filter { $0 != nil }.count
+            rows.append([String(row.position), row.mean.map { OrderCommand.fixed($0, 6) } ?? "never", "\(detected)/\(row.samples.count)"])
+        }
+        s += TextTable.render(rows, rightAligned: [0, 1, 2]) + "\n"
+        if let fit = r.fit {
+            s += "Fit: \(OrderCommand.fixed(fit.base, 6)) s + \(OrderCommand.fixed(fit.slope, 6)) s per code, r² \(OrderCommand.fixed(fit.r2, 6)) (\(fit.count) positions)\n"
+        } else {
+            s += "Fit: needs two fully detected positions\n"
+        }
+        s += "Never detected: " + (r.neverDetected.isEmpty ? "none" : ranges(r.neverDetected)) + (r.sessionLimit.map { " (session limit \(OrderCommand.fixed($0.seconds, 0)) s)" } ?? "") + "\n"
+        switch r.listing {
+        case .success(let l):
+            s += "Wildcard + Request System Code: \(OrderCommand.fixed(l.time.seconds, 6)) s, \(l.exchanges) exchanges, systems \(l.systems.map(\.description).joined(separator: ", "))\n"
+        case .failure(let e):
+            s += "Wildcard + Request System Code: not available (\(e.reason))\n"
+        }
+        return s
+    }
+
+    /// `[1,2,3,7]` → `1-3, 7`.
+    static func ranges(_ xs: [Int]) -> String {
+        var parts: [String] = []
+        var i = 0
+        while i < xs.count {
+            var j = i
+            while j + 1 < xs.count && xs[j + 1] == xs[j] + 1 { j += 1 }
+            parts.append(i == j ? "\(xs[i])" : "\(xs[i])-\(xs[j])")
+            i = j + 1
+        }
+        return parts.joined(separator: ", ")
+    }
+}
