@@ -50,7 +50,7 @@ let package = Package(
         .executableTarget(name: "felica-sim", dependencies: ["FeliCaCLI"], swiftSettings: strict),
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI"],
+            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC"],
             path: "Benchmarks", swiftSettings: strict),
 
         .testTarget(name: "FeliCaTests", dependencies: ["FeliCa"], swiftSettings: strict),

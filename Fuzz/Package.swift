@@ -36,6 +36,10 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaSimulation", package: "felica")],
             swiftSettings: strict),
         .executableTarget(
+            name: "FuzzPCSC",
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaSimulation", package: "felica")],
+            swiftSettings: strict),
+        .executableTarget(
             name: "FuzzPopulation",
             dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaScheduling", package: "felica")],
             swiftSettings: strict),

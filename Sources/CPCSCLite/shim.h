@@ -7,4 +7,6 @@
 static inline const SCARD_IO_REQUEST *felica_pci_t0(void) { return SCARD_PCI_T0; }
 /// `SCARD_PCI_T1` is a macro over a global; Swift cannot import it directly.
 static inline const SCARD_IO_REQUEST *felica_pci_t1(void) { return SCARD_PCI_T1; }
+/// `MAX_BUFFER_SIZE_EXTENDED` is an expression macro; Swift imports only literals.
+static inline unsigned long felica_max_buffer_size_extended(void) { return MAX_BUFFER_SIZE_EXTENDED; }
 #endif

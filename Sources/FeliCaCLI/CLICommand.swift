@@ -46,6 +46,9 @@ public enum CommonOptions {
     public static let json = OptionSpec.flag("json", help: "Print JSON instead of text.")
     public static let stations = OptionSpec(
         "stations", value: "file", help: "CSV of station names keyed by area, line and station (see Docs/formats.md).")
-    /// `--device` and `--trace`.
-    public static let card: [OptionSpec] = [device, trace]
+    public static let dialect = OptionSpec(
+        "dialect", value: "dialect",
+        help: "PC/SC readers: how the reader carries FeliCa packets, acr122u|part3|sony|raw (default: judged from the reader name, else detected).")
+    /// `--device`, `--dialect` and `--trace`.
+    public static let card: [OptionSpec] = [device, dialect, trace]
 }

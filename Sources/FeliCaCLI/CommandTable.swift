@@ -19,6 +19,7 @@ enum FelicaSimCommands {
     static var all: [any CLICommand.Type] {
         [
             PN532SimCommand.self,
+            VPCDSimCommand.self,
         ]
     }
 }

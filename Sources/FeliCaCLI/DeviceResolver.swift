@@ -11,12 +11,16 @@ public enum DeviceResolver {
     static let forms = "libnfc[:<connstring>], pcsc[:<reader>], virtual:<card>, replay:<trace>"
 
     /// Opens `spec`, or `$FELICA_DEVICE`, or the first real reader.
-    public static func open(_ spec: String?, console: Console? = nil) async throws -> any Transport {
+    /// `dialect` (`--dialect`) applies to PC/SC devices only.
+    public static func open(_ spec: String?, dialect: String? = nil, console: Console? = nil) async throws -> any Transport {
         let chosen = spec ?? environment("FELICA_DEVICE")
         guard let chosen, !chosen.isEmpty else {
-            return try await openDefault(console: console)
+            return try await openDefault(dialect: dialect, console: console)
         }
         let (scheme, rest) = split(chosen)
+        if dialect != nil && scheme != "pcsc" {
+            throw UsageError("--dialect applies to PC/SC devices (pcsc, pcsc:<reader>), not '\(chosen)'")
+        }
         switch scheme {
         case "virtual":
             guard let rest, !rest.isEmpty else {
@@ -30,7 +34,7 @@ public enum DeviceResolver {
         case "libnfc":
             return try await ExtraDevices.openLibNFC(connstring: rest, name: chosen)
         case "pcsc":
-            return try await ExtraDevices.openPCSC(reader: rest, name: chosen)
+            return try await ExtraDevices.openPCSC(reader: rest, name: chosen, dialect: dialect)
         default:
             throw UsageError("unknown device '\(chosen)': expected one of \(forms)")
         }
@@ -46,14 +50,16 @@ public enum DeviceResolver {
         return (String(s[..<q]), r)
     }
 
+    /// `scheme:rest`, or `scheme?options` (rest keeps the `?`), or a bare scheme.
     static func split(_ s: String) -> (String, String?) {
-        guard let colon = s.firstIndex(of: ":") else { return (s, nil) }
-        return (String(s[..<colon]), String(s[s.index(after: colon)...]))
+        guard let end = s.firstIndex(where: { $0 == ":" || $0 == "?" }) else { return (s, nil) }
+        if s[end] == "?" { return (String(s[..<end]), String(s[end...])) }
+        return (String(s[..<end]), String(s[s.index(after: end)...]))
     }
 
     /// No device given: the first real reader (libnfc, then PC/SC), with an explanation
     /// when there are several or none.
-    static func openDefault(console: Console?) async throws -> any Transport {
+    static func openDefault(dialect: String? = nil, console: Console?) async throws -> any Transport {
         let readers = await ExtraDevices.listReaders()
         guard let first = readers.first else {
             throw FeliCaError(.noReader, """
@@ -65,7 +71,7 @@ public enum DeviceResolver {
         if readers.count > 1 {
             console?.diag("\(readers.count) readers found, using \(first.device) — pass --device to choose")
         }
-        return try await open(first.device, console: console)
+        return try await open(first.device, dialect: first.stack == "pcsc" ? dialect : nil, console: console)
     }
 
     static func environment(_ name: String) -> String? {

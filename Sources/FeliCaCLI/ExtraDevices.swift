@@ -12,13 +12,13 @@ enum ExtraDevices {
         try await LibNFCTransport.open(name)
     }
 
-    static func openPCSC(reader: String?, name: String) async throws -> any Transport {
-        throw FeliCaError(.noReader, "PC/SC readers are not available in this build yet")
+    static func openPCSC(reader: String?, name: String, dialect: String? = nil) async throws -> any Transport {
+        try await PCSCDevice.open(reader: reader, name: name, dialect: dialect)
     }
 
     /// Real readers from every stack, for `felica devices` and the default device.
     static func listReaders() async -> [DeviceListing] {
-        await libnfcReaders()
+        await libnfcReaders() + PCSCDevice.list()
     }
 
     /// libnfc's readers: those it finds itself, plus `LIBNFC_DEVICE` / its configuration.

@@ -1,0 +1,66 @@
+import FeliCa
+import FeliCaSimulation
+
+/// `felica-sim vpcd`: a virtual FeliCa card in pcscd's vsmartcard-vpcd reader.
+struct VPCDSimCommand: CLICommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "vpcd",
+            abstract: "Put a virtual FeliCa card into pcscd's virtual reader (vsmartcard-vpcd).",
+            discussion: """
+                Connects to vpcd on 127.0.0.1 and answers pcscd as a contactless reader holding the card would, \
+                in the chosen reader dialect. The card shows in "Virtual PCD 00 00" (port 35963) or \
+                "Virtual PCD 00 01" (35964); read it with: felica balance --device pcsc. Stopping this command \
+                removes the card.
+                """,
+            options: [
+                OptionSpec("card", value: "card", help: "Built-in card (\(SampleCards.names.joined(separator: ", "))) or a card image file."),
+                OptionSpec("port", value: "port", help: "vpcd's TCP port (default 35963)."),
+                OptionSpec("dialect", value: "dialect", help: "Reader dialect to answer in: \(PCSCDialect.names) (default part3)."),
+                OptionSpec.flag("t0", help: "acr122u: answer 61 xx and wait for GET RESPONSE, as a T=0 reader does."),
+                OptionSpec("remove-after", value: "n", help: "Take the card away after it answered <n> FeliCa commands (closes the connection mid-command)."),
+                OptionSpec("wait", value: "seconds", help: "How long to keep trying while vpcd does not accept the card yet (default 10)."),
+            ],
+            required: ["card"])
+    }
+
+    let card: String
+    let options: VPCDCard.Options
+    let removeAfter: Int?
+
+    init(_ args: ParsedArguments) throws(UsageError) {
+        card = try args.required("card")
+        var o = VPCDCard.Options()
+        if let port = try args.int("port", in: 1...65535) { o.port = UInt16(port) }
+        if let d = args.value("dialect") {
+            guard let dialect = PCSCDialect(name: d) else {
+                throw UsageError("option '--dialect': '\(d)' is not a PC/SC dialect (\(PCSCDialect.names))")
+            }
+            o.dialect = dialect
+        }
+        o.getResponse = args.flag("t0")
+        if o.getResponse && o.dialect != .acr122u {
+            throw UsageError("option '--t0' applies to --dialect acr122u only")
+        }
+        if let wait = try args.int("wait", in: 0...3600) { o.connectWait = .seconds(wait) }
+        options = o
+        removeAfter = try args.int("remove-after", in: 0...1_000_000)
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let virtual = try VirtualCard.named(card)
+        if let n = removeAfter { virtual.removeAfter(exchanges: n) }
+        let vpcd = VPCDCard(card: virtual, options: options)
+        // Debian's /etc/reader.conf.d/vpcd serves two slots from 35963.
+        let slot = options.port == VPCDCard.defaultPort ? "00" : options.port == VPCDCard.defaultPort + 1 ? "01" : nil
+        let reader = slot.map { " (reader \"Virtual PCD 00 \($0)\")" } ?? ""
+        console.diag("felica-sim vpcd: card \(card) on \(options.host):\(options.port)\(reader), dialect \(options.dialect)\(options.getResponse ? " with 61 xx" : "")")
+        switch try await vpcd.serve() {
+        case .removed:
+            console.diag("felica-sim vpcd: card removed after \(virtual.exchangeCount) exchanges")
+        case .readerClosed:
+            console.diag("felica-sim vpcd: vpcd closed the connection (pcscd stopped)")
+        }
+        return ExitCode.ok
+    }
+}

@@ -1,0 +1,55 @@
+import FeliCa
+
+/// One PC/SC reader as `felica devices` shows it.
+public struct PCSCReaderInfo: Hashable, Sendable {
+    /// What is on the reader.
+    public enum State: Hashable, Sendable, CustomStringConvertible {
+        case empty
+        /// A card whose ATR does not say FeliCa.
+        case cardPresent(atr: [UInt8])
+        /// A card whose ATR says FeliCa.
+        case feliCa(atr: [UInt8])
+        /// A card that does not answer the reader (SCARD_STATE_MUTE).
+        case mute
+        /// The reader cannot be used (SCARD_STATE_UNAVAILABLE).
+        case unavailable
+
+        public var description: String {
+            switch self {
+            case .empty: "empty"
+            case .cardPresent: "card present (not FeliCa)"
+            case .feliCa: "FeliCa card present"
+            case .mute: "card present (not responding)"
+            case .unavailable: "unavailable"
+            }
+        }
+    }
+
+    public var name: String
+    public var state: State
+    /// Another program holds the reader (shared or exclusive).
+    public var inUse: Bool
+
+    /// The device string that opens this reader.
+    public var device: String { "pcsc:\(name)" }
+
+    /// Every PC/SC reader with its state, read at once (no waiting). Throws `.noService`
+    /// when pcscd is not running; no readers is an empty list.
+    public static func list() async throws(FeliCaError) -> [PCSCReaderInfo] {
+        let queue = DeviceQueue(label: "felica.pcsc.list")
+        return try await queue.run { () throws(FeliCaError) -> [PCSCReaderInfo] in
+            let context = try PCSCContext.establish()
+            let names = try context.readerNames()
+            guard !names.isEmpty else { return [] }
+            let states = try context.statusChange(names, known: nil, timeout: nil) ?? []
+            return states.map { s in
+                let state: State
+                if s.isUnavailable { state = .unavailable }
+                else if s.isMute { state = .mute }
+                else if s.isPresent { state = s.holdsFeliCa ? .feliCa(atr: s.atr) : .cardPresent(atr: s.atr) }
+                else { state = .empty }
+                return PCSCReaderInfo(name: s.name, state: state, inUse: s.inUse)
+            }
+        }
+    }
+}

@@ -1,0 +1,193 @@
+import FeliCa
+import FeliCaPCSC
+import FeliCaSimulation
+import Testing
+
+/// The real pcscd, the real libpcsclite and Debian's vpcd driver, with the virtual card.
+@Suite("PC/SC through pcscd and vpcd", .serialized, .timeLimit(.minutes(2)))
+struct PCSCEndToEndTests {
+    /// A virtual card served to vpcd until ``stop()``.
+    final class ServedCard: Sendable {
+        let vpcd: VPCDCard
+        let task: Task<VPCDCard.End, any Error>
+
+        init(_ card: VirtualCard, port: UInt16, dialect: PCSCDialect, getResponse: Bool = false) {
+            var options = VPCDCard.Options()
+            options.port = port
+            options.dialect = dialect
+            options.getResponse = getResponse
+            let vpcd = VPCDCard(card: card, options: options)
+            self.vpcd = vpcd
+            task = Task { try await vpcd.serve() }
+        }
+
+        func stop() async throws -> VPCDCard.End {
+            vpcd.eject()
+            return try await task.value
+        }
+    }
+
+    struct Setup: Sendable, CustomStringConvertible {
+        var dialect: PCSCDialect
+        var forced: Bool
+        var getResponse = false
+        var description: String { "\(dialect)\(forced ? " forced" : " detected")\(getResponse ? " with 61 xx" : "")" }
+    }
+
+    @Test("a dump through pcscd equals the virtual device's, in every dialect", arguments: [
+        Setup(dialect: .part3, forced: false), Setup(dialect: .acr122u, forced: false),
+        Setup(dialect: .acr122u, forced: true, getResponse: true), Setup(dialect: .raw, forced: false),
+        Setup(dialect: .sony, forced: true),
+    ])
+    func dump(_ s: Setup) async throws {
+        let daemon = try PrivatePCSCD()
+        defer { daemon.stop() }
+        let expected = try await CardImage.read(using: CardSession(transport: VirtualTransport(card: try VirtualCard.named("suica"), name: "virtual:suica")))
+        let card = try VirtualCard.named("suica")
+        let served = ServedCard(card, port: daemon.port, dialect: s.dialect, getResponse: s.getResponse)
+        let transport = try await PCSCTransport.open("pcsc", options: .init(dialect: s.forced ? s.dialect : nil, cardWait: .seconds(10)))
+        #expect(transport.readerName == "Virtual PCD 00 00")
+        #expect(transport.dialect == s.dialect)
+        #expect(transport.atr.isFeliCa)
+        #expect(transport.idm == card.systems[0].idm)
+        let image = try await CardImage.read(using: CardSession(transport: transport))
+        await transport.close()
+        #expect(image.jsonText() == expected.jsonText())
+        #expect(try await served.stop() == .removed)
+    }
+
+    @Test("reader names: exact, unique prefix, ambiguous, unknown, empty slot")
+    func readerNames() async throws {
+        let daemon = try PrivatePCSCD()
+        defer { daemon.stop() }
+        let served = ServedCard(try VirtualCard.named("suica"), port: daemon.port, dialect: .part3)
+        let exact = try await PCSCTransport.open("pcsc:Virtual PCD 00 00", options: .init(cardWait: .seconds(10)))
+        #expect(exact.dialect == .part3)
+        await exact.close()
+        await #expect(throws: FeliCaError(.badInput, "")) {
+            try await PCSCTransport.open("pcsc:Virtual PCD 00 0")
+        }
+        await #expect(throws: FeliCaError(.noReader, "")) {
+            try await PCSCTransport.open("pcsc:No Such Reader")
+        }
+        await #expect(throws: FeliCaError(.noCard, "")) {
+            try await PCSCTransport.open("pcsc:Virtual PCD 00 01")
+        }
+        // The listing sees the card in one slot and nothing in the other.
+        let list = try await PCSCReaderInfo.list()
+        #expect(list.map(\.name) == ["Virtual PCD 00 00", "Virtual PCD 00 01"])
+        #expect(list.first?.state == .feliCa(atr: ATR.feliCa()))
+        #expect(list.last?.state == .empty)
+        _ = try await served.stop()
+    }
+
+    @Test("a card removed in the middle of a read is a clear error, quickly")
+    func removedMidRead() async throws {
+        let daemon = try PrivatePCSCD()
+        defer { daemon.stop() }
+        let card = try VirtualCard.named("suica")
+        let served = ServedCard(card, port: daemon.port, dialect: .part3)
+        let transport = try await PCSCTransport.open("pcsc", options: .init(cardWait: .seconds(10)))
+        card.removeAfter(exchanges: 5)
+        let clock = ContinuousClock()
+        let start = clock.now
+        do throws(FeliCaError) {
+            _ = try await CardImage.read(using: CardSession(transport: transport))
+            Issue.record("the read finished although the card left")
+        } catch {
+            #expect(error.code == .cardGone)
+            #expect(error.reason.contains("removed"))
+        }
+        #expect(clock.now - start < .seconds(5))
+        await transport.close()
+        #expect(try await served.task.value == .removed)
+    }
+
+    @Test("waits for a card to arrive, and re-insertion works")
+    func waitAndReinsert() async throws {
+        let daemon = try PrivatePCSCD()
+        defer { daemon.stop() }
+        async let opened = PCSCTransport.open("pcsc", options: .init(cardWait: .seconds(10)))
+        let served = ServedCard(try VirtualCard.named("suica"), port: daemon.port, dialect: .raw)
+        let first = try await opened
+        #expect(first.dialect == .raw)
+        await first.close()
+        #expect(try await served.stop() == .removed)
+        // The same reader takes the card back.
+        let again = ServedCard(try VirtualCard.named("suica"), port: daemon.port, dialect: .acr122u)
+        let second = try await PCSCTransport.open("pcsc", options: .init(cardWait: .seconds(10)))
+        #expect(second.dialect == .acr122u)
+        let session = CardSession(transport: second)
+        #expect(try await session.detect().systemCode == 0x0003)
+        await second.close()
+        _ = try await again.stop()
+    }
+
+    @Test("cancelling the wait for a card ends it at once (SCardCancel)")
+    func cancelWait() async throws {
+        let daemon = try PrivatePCSCD()
+        defer { daemon.stop() }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let task = Task { try await PCSCTransport.open("pcsc", options: .init(cardWait: .seconds(60))) }
+        try await Task.sleep(for: .milliseconds(300))
+        task.cancel()
+        await #expect(throws: FeliCaError(.cancelled, "")) { try await task.value }
+        #expect(clock.now - start < .seconds(5))
+        // Cancelled before the wait even starts: still no full wait.
+        let early = Task { try await PCSCTransport.open("pcsc", options: .init(cardWait: .seconds(60))) }
+        early.cancel()
+        await #expect(throws: FeliCaError(.cancelled, "")) { try await early.value }
+        #expect(clock.now - start < .seconds(10))
+    }
+
+    @Test("a reader held by another program is reported as in use")
+    func inUse() async throws {
+        let daemon = try PrivatePCSCD()
+        defer { daemon.stop() }
+        let served = ServedCard(try VirtualCard.named("suica"), port: daemon.port, dialect: .part3)
+        let holder = try await PCSCTransport.open("pcsc:Virtual PCD 00 00", options: .init(cardWait: .seconds(10)))
+        do throws(FeliCaError) {
+            _ = try await PCSCTransport.open("pcsc:Virtual PCD 00 00")
+            Issue.record("a second exclusive connection succeeded")
+        } catch {
+            #expect(error.code == .busy)
+            #expect(error.reason.contains("in use by another program"))
+        }
+        #expect(try await PCSCReaderInfo.list().first?.inUse == true)
+        await holder.close()
+        _ = try await served.stop()
+    }
+
+    @Test("no daemon: says so and names the command that starts it")
+    func noDaemon() async throws {
+        let daemon = try PrivatePCSCD()
+        daemon.stop()
+        do throws(FeliCaError) {
+            _ = try await PCSCTransport.open("pcsc")
+            Issue.record("opened a reader without a daemon")
+        } catch {
+            #expect(error.code == .noService)
+            #expect(error.reason.contains("sudo systemctl start pcscd"))
+        }
+        await #expect(throws: FeliCaError(.noService, "")) { try await PCSCReaderInfo.list() }
+    }
+
+    @Test("the daemon dying mid-session fails the next exchange without hanging")
+    func daemonDies() async throws {
+        let daemon = try PrivatePCSCD()
+        let served = ServedCard(try VirtualCard.named("suica"), port: daemon.port, dialect: .part3)
+        let transport = try await PCSCTransport.open("pcsc", options: .init(cardWait: .seconds(10)))
+        daemon.stop()
+        let session = CardSession(transport: transport)
+        do throws(FeliCaError) {
+            _ = try await session.detect()
+            Issue.record("an exchange succeeded after pcscd stopped")
+        } catch {
+            #expect([.readerGone, .noService, .cardGone].contains(error.code), "\(error.code): \(error.reason)")
+            #expect(error.reason.contains("pcscd"), "\(error.reason)")
+        }
+        await transport.close()
+        _ = try? await served.stop()
+    }
+}

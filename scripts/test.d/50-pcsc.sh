@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# End-to-end over PC/SC: the real pcscd with Debian's vsmartcard-vpcd driver, the virtual
+# card `felica-sim vpcd` in it, and `felica ... --device pcsc` as the client. For every
+# reader dialect, poll, dump and balance must print what the virtual device prints; the
+# failure paths (no daemon, card pulled mid-read, wrong dialect forced) must end with a
+# clear error, never a hang (every command runs under `timeout`).
+#
+# pcscd's socket is fixed at /run/pcscd/pcscd.comm and vpcd's port at 35963, so the stage
+# runs in a private mount + network namespace (tmpfs on /run/pcscd, its own loopback)
+# with the client inside it, beside any pcscd the machine runs (EMULATION.md).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+if [[ -z "${FELICA_PCSC_NAMESPACE:-}" ]]; then
+  for flags in "-m -n" "-r -m -n"; do
+    # shellcheck disable=SC2086
+    if unshare $flags true 2>/dev/null; then
+      FELICA_PCSC_NAMESPACE=1 exec unshare $flags bash "$0" "$@"
+    fi
+  done
+  if [[ -S /run/pcscd/pcscd.comm ]]; then
+    echo "50-pcsc: another pcscd holds /run/pcscd and 'unshare -m -n' is not permitted here" >&2
+    exit 1
+  fi
+  echo "50-pcsc: no namespaces available; using the machine's /run/pcscd and port 35963" >&2
+else
+  ip link set lo up
+  mkdir -p /run/pcscd 2>/dev/null
+  mount -t tmpfs tmpfs /run/pcscd
+fi
+
+bin="${FELICA_BIN:-$(swift build --show-bin-path)}"
+felica="$bin/felica"
+sim="$bin/felica-sim"
+work="$(mktemp -d)"
+failures=0
+pcscd_pid=""
+sim_pid=""
+
+cleanup() {
+  [[ -n "$sim_pid" ]] && kill "$sim_pid" 2>/dev/null
+  [[ -n "$pcscd_pid" ]] && kill "$pcscd_pid" 2>/dev/null
+  wait 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+fail() {
+  echo "  FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+pass() { echo "  ok: $*" >&2; }
+
+start_pcscd() {
+  pcscd --foreground >"$work/pcscd.log" 2>&1 &
+  pcscd_pid=$!
+  # pcscd has no readiness signal other than its socket appearing.
+  for _ in $(seq 500); do
+    [[ -S /run/pcscd/pcscd.comm ]] && return 0
+    kill -0 "$pcscd_pid" 2>/dev/null || break
+    sleep 0.01
+  done
+  echo "50-pcsc: pcscd did not start:" >&2
+  cat "$work/pcscd.log" >&2
+  exit 1
+}
+
+stop_pcscd() {
+  kill "$pcscd_pid" 2>/dev/null
+  wait "$pcscd_pid" 2>/dev/null
+  pcscd_pid=""
+}
+
+# start_card CARD DIALECT [more felica-sim options]
+start_card() {
+  local card=$1 dialect=$2
+  shift 2
+  "$sim" vpcd --card "$card" --dialect "$dialect" "$@" 2>>"$work/sim.log" &
+  sim_pid=$!
+}
+
+stop_card() {
+  [[ -n "$sim_pid" ]] && kill "$sim_pid" 2>/dev/null
+  wait "$sim_pid" 2>/dev/null
+  sim_pid=""
+}
+
+# expect_error NAME EXIT_CODE PATTERN -- command...: the command fails with EXIT_CODE and
+# a message matching PATTERN, within its timeout.
+expect_error() {
+  local name=$1 code=$2 pattern=$3
+  shift 4
+  local rc=0
+  timeout 30 "$@" >"$work/out" 2>"$work/err" || rc=$?
+  if ((rc == 124)); then
+    fail "$name: hung (killed by timeout)"
+  elif ((rc != code)); then
+    fail "$name: exit $rc, expected $code; stderr: $(cat "$work/err")"
+  elif ! grep -q -- "$pattern" "$work/err"; then
+    fail "$name: message does not say '$pattern': $(cat "$work/err")"
+  else
+    pass "$name: $(head -n 1 "$work/err")"
+  fi
+}
+
+# The reference: the same card through the virtual device.
+card=suica
+for cmd in "poll" "poll --json" "dump" "dump --json" "balance" "balance --json"; do
+  # shellcheck disable=SC2086
+  timeout 30 "$felica" $cmd --device "virtual:$card" >"$work/virtual.${cmd// /_}" 2>&1 || {
+    echo "50-pcsc: reference 'felica $cmd --device virtual:$card' failed: $(cat "$work/virtual.${cmd// /_}")" >&2
+    exit 1
+  }
+done
+
+echo "-- no daemon" >&2
+expect_error "no pcscd" 69 "no PC/SC daemon is running" -- "$felica" poll --device pcsc
+
+start_pcscd
+
+# dialect / extra felica options / extra felica-sim options
+cases=(
+  "part3||"
+  "acr122u||"
+  "acr122u|--dialect acr122u|--t0"
+  "raw||"
+  "sony|--dialect sony|"
+)
+for c in "${cases[@]}"; do
+  IFS='|' read -r dialect client_opts sim_opts <<<"$c"
+  echo "-- dialect $dialect ${client_opts:+($client_opts) }${sim_opts:+(card $sim_opts)}" >&2
+  # shellcheck disable=SC2086
+  start_card "$card" "$dialect" $sim_opts
+  for cmd in "poll" "poll --json" "dump" "dump --json" "balance" "balance --json"; do
+    rc=0
+    # shellcheck disable=SC2086
+    timeout 30 "$felica" $cmd --device pcsc $client_opts >"$work/pcsc.out" 2>"$work/pcsc.err" || rc=$?
+    if ((rc != 0)); then
+      fail "felica $cmd --device pcsc $client_opts: exit $rc: $(cat "$work/pcsc.err")"
+    elif ! diff -u "$work/virtual.${cmd// /_}" "$work/pcsc.out" >"$work/diff"; then
+      fail "felica $cmd --device pcsc $client_opts differs from virtual:$card:"
+      cat "$work/diff" >&2
+    else
+      pass "felica $cmd"
+    fi
+  done
+  stop_card
+done
+
+# Every other built-in card once (dialect detected), as far as dump and balance go.
+others=$("$felica" devices --json 2>/dev/null | grep -o '"virtual:[a-z]*"' | tr -d '"' | sed 's/^virtual://' | grep -vx "$card")
+for other in $others; do
+  echo "-- card $other" >&2
+  start_card "$other" part3
+  for cmd in "dump --json" "balance --json"; do
+    rc=0
+    # shellcheck disable=SC2086
+    timeout 30 "$felica" $cmd --device "virtual:$other" >"$work/virtual.out" 2>&1
+    # shellcheck disable=SC2086
+    timeout 30 "$felica" $cmd --device pcsc >"$work/pcsc.out" 2>"$work/pcsc.err" || rc=$?
+    if ((rc != 0)); then
+      fail "felica $cmd --device pcsc with $other: exit $rc: $(cat "$work/pcsc.err")"
+    elif ! diff -u "$work/virtual.out" "$work/pcsc.out" >"$work/diff"; then
+      fail "felica $cmd --device pcsc with $other differs from virtual:$other:"
+      cat "$work/diff" >&2
+    else
+      pass "felica $cmd ($other)"
+    fi
+  done
+  stop_card
+done
+
+echo "-- failure paths" >&2
+start_card "$card" part3
+# (The listing first: the card is in the first slot, the second slot is empty.)
+timeout 30 "$felica" poll --device pcsc >/dev/null 2>&1
+if timeout 30 "$felica" devices --json >"$work/devices" 2>&1 &&
+   grep -q '"device":"pcsc:Virtual PCD 00 00","state":"FeliCa card present"' "$work/devices" &&
+   grep -q '"device":"pcsc:Virtual PCD 00 01","state":"empty"' "$work/devices"; then
+  pass "felica devices lists both vpcd slots with their state"
+else
+  fail "felica devices: $(cat "$work/devices")"
+fi
+expect_error "wrong dialect forced" 1 "does not speak the acr122u dialect" -- "$felica" poll --device pcsc --dialect acr122u
+expect_error "wrong dialect in the device string" 1 "does not speak the raw dialect" -- "$felica" poll --device "pcsc?dialect=raw"
+expect_error "unknown device option" 64 "device option 'bogus=1' is not understood" -- "$felica" poll --device "pcsc?bogus=1"
+expect_error "unknown reader" 69 "no PC/SC reader named" -- "$felica" poll --device "pcsc:No Such Reader"
+expect_error "ambiguous reader prefix" 1 "matches several PC/SC readers" -- "$felica" poll --device "pcsc:Virtual"
+stop_card
+
+# The card leaves after answering 8 commands: the dump is cut mid-read, the socket closes.
+start_card "$card" part3 --remove-after 8
+expect_error "card removed mid-read" 1 "card was removed" -- "$felica" dump --device pcsc
+wait "$sim_pid" 2>/dev/null
+sim_pid=""
+
+expect_error "no card" 69 "no FeliCa card" -- "$felica" poll --device "pcsc?wait=0.5"
+
+stop_pcscd
+expect_error "pcscd stopped" 69 "sudo systemctl start pcscd" -- "$felica" balance --device pcsc
+
+if ((failures > 0)); then
+  echo "50-pcsc: $failures check(s) failed (pcscd log: kept below)" >&2
+  tail -n 40 "$work/pcscd.log" >&2
+  exit 1
+fi
+echo "50-pcsc: all checks passed" >&2
