@@ -44,7 +44,10 @@ struct DoctorRun: Sendable {
     static func poll(_ device: String) async -> DoctorCheck {
         let transport: any Transport
         do {
-            transport = try await DeviceResolver.open(device)
+            transport = try await DeviceResolver.open(Self.withoutCardWait(device))
+        } catch let error as FeliCaError where error.code == .noCard {
+            // PC/SC connects to the card when it opens: an empty reader answers "no card".
+            return DoctorCheck(check: "poll", verdict: .ok, summary: "\(device): works, no card on it (place a card to read one)")
         } catch {
             return DoctorCheck(check: "poll", verdict: .problem, summary: "\(device): cannot open: \(describe(error))",
                                fix: "fix the problems above, then try again: felica poll --device \(quoted(device))")
@@ -62,6 +65,13 @@ struct DoctorRun: Sendable {
             return DoctorCheck(check: "poll", verdict: .problem, summary: "\(device): polling failed: \(error.reason)",
                                fix: "unplug and replug the reader, then try again: felica poll --device \(quoted(device))")
         }
+    }
+
+    /// A PC/SC device that does not say how long to wait for a card gets `?wait=0`: doctor
+    /// asks whether the reader works, not for a card to be placed.
+    static func withoutCardWait(_ device: String) -> String {
+        guard device == "pcsc" || device.hasPrefix("pcsc:"), !device.contains("?") else { return device }
+        return device + "?wait=0"
     }
 
     static func describe(_ error: any Error) -> String {

@@ -49,7 +49,8 @@ func hex4(_ v: UInt16) -> String {
 ///   LudovicRousseau/CCID, as installed by Debian 12's libccid in
 ///   `/usr/lib/pcsc/drivers/ifd-ccid.bundle/Contents/Info.plist`: "SONY FeliCa RC-S300/S"
 ///   054c:0dc8, "SONY FeliCa RC-S300/P" 054c:0dc9, "SONY FeliCa RC-S660/U" 054c:0d8f,
-///   "ACS ACR122U PICC Interface" 072f:2200. No RC-S380 id is listed there.
+///   "ACS ACR122U PICC Interface" 072f:2200, "ACS ACR1252 Dual Reader" 072f:223b. No RC-S380
+///   id is listed there.
 /// - Linux `drivers/nfc/pn533/usb.c` (`pn533_usb_table`: 04cc:2533, 04e6:5591, 054c:02e1,
 ///   072f:2200) and `drivers/nfc/port100.c` (RC-S380/S 054c:06c1, RC-S380/P 054c:06c3),
 ///   torvalds/linux: the kernel drivers that claim these readers when loaded.
@@ -63,6 +64,7 @@ enum KnownReaders {
         KnownReader(vendor: 0x054C, product: 0x02E1, name: "Sony RC-S360 / RC-S330 / RC-S370", routes: [.libnfc(driver: "pn53x_usb")], kernelDriver: "pn533_usb"),
         KnownReader(vendor: 0x072F, product: 0x2200, name: "ACS ACR122U",
                     routes: [.pcsc(name: "ACS ACR122U PICC Interface"), .libnfc(driver: "acr122_usb")], kernelDriver: "pn533_usb"),
+        KnownReader(vendor: 0x072F, product: 0x223B, name: "ACS ACR1252U", routes: [.pcsc(name: "ACS ACR1252 Dual Reader")]),
         KnownReader(vendor: 0x054C, product: 0x0DC8, name: "Sony RC-S300/S", routes: [.pcsc(name: "SONY FeliCa RC-S300/S")]),
         KnownReader(vendor: 0x054C, product: 0x0DC9, name: "Sony RC-S300/P", routes: [.pcsc(name: "SONY FeliCa RC-S300/P")]),
         KnownReader(vendor: 0x054C, product: 0x0D8F, name: "Sony RC-S660/U", routes: [.pcsc(name: "SONY FeliCa RC-S660/U")]),
