@@ -1,8 +1,9 @@
 // Benchmarks print figures; run with `swift run -c release Benchmarks [section ...]`.
-// Sections: codec, session, libnfc (and those the other transports and ordering work add).
+// Sections: codec, session, libnfc, order, pcsc, cards.
 print("# felica benchmarks (release build expected; debug figures are meaningless)")
 codecBenchmarks()
 await sessionBenchmarks()
 await libnfcBenchmarks()
 await orderBenchmarks()
 await pcscBenchmarks()
+await cardBenchmarks()

@@ -40,6 +40,10 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaSimulation", package: "felica")],
             swiftSettings: strict),
         .executableTarget(
+            name: "FuzzCards",
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaCards", package: "felica")],
+            swiftSettings: strict),
+        .executableTarget(
             name: "FuzzPopulation",
             dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaScheduling", package: "felica")],
             swiftSettings: strict),

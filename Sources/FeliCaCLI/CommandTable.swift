@@ -7,6 +7,8 @@ enum FelicaCommands {
             DumpCommand.self,
             ReadCommand.self,
             BalanceCommand.self,
+            HistoryCommand.self,
+            WatchCommand.self,
             OrderCommand.self,
             BenchCommand.self,
             DoctorCommand.self,

@@ -1,31 +1,214 @@
 import FeliCa
+import FeliCaCards
 
-/// Built-in sample cards with synthetic data (placeholder: a minimal transit card until
-/// the card-profile work supplies the full set).
+/// Built-in sample cards: synthetic but realistic data, built with the profile encoders
+/// of FeliCaCards so that what the decoders read back is exactly what was written here.
+///
+/// Every card carries several records, an empty slot or two, and key-protected services
+/// (a key version and a block count, no data) as real cards do.
 public enum SampleCards {
-    public static let names = ["suica"]
+    public static let names = ["suica", "edy", "nanaco", "waon", "wallet"]
 
     public static func image(named name: String) -> CardImage? {
         switch name {
         case "suica": suica
+        case "edy": edy
+        case "nanaco": nanaco
+        case "waon": waon
+        case "wallet": wallet
         default: nil
         }
     }
 
-    static var suica: CardImage {
-        var attr = [UInt8](repeating: 0, count: 16)
-        attr[8] = 0x20; attr[11] = 0x52; attr[12] = 0x03  // balance 850
-        let record: [UInt8] = [0x16, 0x01, 0x00, 0x02, 0x27, 0x3C, 0xE3, 0x22, 0xE3, 0x25, 0x52, 0x03, 0x00, 0x00, 0x0A, 0x00]
-        return CardImage(
-            pmm: PMm(rawValue: 0x100b_4b42_8485_d0ff),
+    // MARK: - Cards
+
+    /// A physical Suica (transit-card IC 0x0B). It also lists the common area 0xFE00, as
+    /// real Suica cards do; that area holds only key-protected operator services.
+    public static var suica: CardImage {
+        CardImage(
+            pmm: PMm(rawValue: 0x100B_4B42_8485_D0FF),
             systems: [
-                CardImage.System(code: .transit, idm: IDm(rawValue: 0x0101_1203_1234_5678),
+                system(code: .transit, idm: IDm(rawValue: 0x0101_1203_1234_5678),
                                  areas: [CardImage.Area(code: .root, end: 0xFFFE)],
-                                 services: [
-                                     .init(code: 0x008B, blocks: [attr]),
-                                     .init(code: 0x090F, blocks: [record] + Array(repeating: [UInt8](repeating: 0, count: 16), count: 19)),
+                                 services: transitServices(suicaHistory, balance: 1_234, counter: 0x00A1, gateLog: suicaGateLog) + [
                                      .init(code: 0x1808, keyVersion: 0x0100, blockCount: 3),
-                                 ])
+                                     .init(code: 0x1848, keyVersion: 0x0100, blockCount: 3),
+                                 ]),
+                system(code: .common, areas: [CardImage.Area(code: .root, end: 0xFFFE)], services: [
+                    .init(code: 0x1A88, keyVersion: 0x0200, blockCount: 2),
+                ]),
             ])
+    }
+
+    /// A physical Edy card; the extra system 0x8B61 seen on real Edy cards holds nothing readable.
+    public static var edy: CardImage {
+        CardImage(
+            pmm: PMm(rawValue: 0x0120_2204_2767_4EFF),
+            systems: [
+                system(code: .common, idm: IDm(rawValue: 0x0120_0312_AB34_CD56),
+                                 areas: [CardImage.Area(code: .root, end: 0xFFFE)],
+                                 services: edyServices(number: [0x19, 0x01, 0x23, 0x45, 0x67, 0x89, 0x01, 0x23], balance: 2_480)),
+                system(code: 0x8B61, services: [.init(code: 0x0048, keyVersion: 0x0100, blockCount: 1)]),
+            ])
+    }
+
+    /// A physical nanaco card.
+    public static var nanaco: CardImage {
+        CardImage(
+            pmm: PMm(rawValue: 0x0120_2204_2767_4EFF),
+            systems: [
+                system(code: .common, idm: IDm(rawValue: 0x0120_0412_5566_7788),
+                                 areas: [CardImage.Area(code: .root, end: 0xFFFE)],
+                                 services: nanacoServices(number: [0x70, 0x00, 0x12, 0x34, 0x56, 0x78, 0x90, 0x12], balance: 5_128)),
+            ])
+    }
+
+    /// A physical WAON card whose history ring has wrapped: sequence numbers 0xFFFF, 0x0000
+    /// and 0x0001 sit in slots that are not in newest-first order.
+    public static var waon: CardImage {
+        CardImage(
+            pmm: PMm(rawValue: 0x0120_2204_2767_4EFF),
+            systems: [
+                system(code: .common, idm: IDm(rawValue: 0x0120_0512_99AA_BBCC),
+                                 areas: [CardImage.Area(code: .root, end: 0xFFFE)],
+                                 services: waonServices(number: [0x69, 0x00, 0x00, 0x12, 0x34, 0x56, 0x78, 0x90], balance: 1_850)),
+            ])
+    }
+
+    /// A phone (mobile FeliCa IC) carrying a transit card and Edy, nanaco and WAON at once.
+    public static var wallet: CardImage {
+        CardImage(
+            pmm: PMm(rawValue: 0x0314_4B42_8485_D0FF),
+            systems: [
+                system(code: .transit, idm: IDm(rawValue: 0x0114_2E01_0203_0405),
+                                 areas: [CardImage.Area(code: .root, end: 0xFFFE)],
+                                 services: transitServices(walletHistory, balance: 3_020, counter: 0x0203, gateLog: []) + [
+                                     .init(code: 0x1808, keyVersion: 0x0100, blockCount: 3),
+                                 ]),
+                system(code: .common, areas: [CardImage.Area(code: .root, end: 0xFFFE)], services:
+                    edyServices(number: [0x19, 0x01, 0x98, 0x76, 0x54, 0x32, 0x10, 0x01], balance: 2_480)
+                    + nanacoServices(number: [0x70, 0x00, 0x65, 0x43, 0x21, 0x09, 0x87, 0x65], balance: 5_128)
+                    + waonServices(number: [0x69, 0x00, 0x00, 0x98, 0x76, 0x54, 0x32, 0x10], balance: 1_850)
+                    + [.init(code: 0x4008, keyVersion: 0x0300, blockCount: 4)]),
+            ])
+    }
+
+    /// A system with its services in code order, the order a card walks them in (so a
+    /// dump of the virtual card gives back this image).
+    static func system(code: SystemCode, idm: IDm? = nil, areas: [CardImage.Area] = [], services: [CardImage.Service]) -> CardImage.System {
+        CardImage.System(code: code, idm: idm, areas: areas, services: services.sorted { $0.code < $1.code })
+    }
+
+    // MARK: - Transit data
+
+    static func day(_ y: Int, _ m: Int, _ d: Int, _ h: Int? = nil, _ min: Int? = nil, _ s: Int? = nil) -> CardDate {
+        // Literal dates of this file; the tests decode every sample card, so a bad one fails there.
+        (try? CardDate(year: y, month: m, day: d, hour: h, minute: min, second: s)) ?? (try! CardDate(year: 2000, month: 1, day: 1))
+    }
+
+    typealias Rec = TransitIC.HistoryRecord
+
+    /// Newest first. Balances chain: each amount is the difference with the next record.
+    static let suicaHistory: [Rec] = [
+        Rec(console: 0x16, process: 0x01, date: day(2026, 11, 27), route: .rail(entryLine: 0x25, entryStation: 0x14, exitLine: 0x25, exitStation: 0x1E),
+            balance: 1_234, sequence: 0xA1, region: 0x00),
+        Rec(console: 0xC7, process: 0x46, date: day(2026, 11, 27), route: .sale(hour: 12, minute: 34, bytes8to9: 0x0102),
+            balance: 1_434, sequence: 0xA0),
+        Rec(console: 0x05, process: 0x0D, date: day(2026, 11, 26), route: .bus(operatorLine: 0x0A2B, stop: 0x0103),
+            balance: 1_584, sequence: 0x9F),
+        Rec(console: 0x09, process: 0x02, date: day(2026, 11, 25), route: .rail(entryLine: 0x25, entryStation: 0x14, exitLine: 0, exitStation: 0),
+            balance: 1_794, sequence: 0x9E),
+        Rec(console: 0x16, process: 0x01, date: day(2026, 11, 24), route: .rail(entryLine: 0x01, entryStation: 0x0A, exitLine: 0x25, exitStation: 0x14),
+            balance: 794, sequence: 0x9D),
+        Rec(console: 0x16, process: 0x01, date: day(2026, 10, 31), route: .rail(entryLine: 0x25, entryStation: 0x1E, exitLine: 0x25, exitStation: 0x14),
+            balance: 1_200, sequence: 0x9C),
+        Rec(console: 0x16, process: 0x14, date: day(2025, 12, 31), route: .rail(entryLine: 0x25, entryStation: 0x1E, exitLine: 0, exitStation: 0),
+            balance: 1_400, sequence: 0x9B),
+        Rec(console: 0x16, process: 0x81, payment: 0x00, date: day(2025, 12, 30), route: .rail(entryLine: 0xE3, entryStation: 0x22, exitLine: 0xE3, exitStation: 0x25),
+            balance: 400, sequence: 0x9A, region: 0xA0),
+        Rec(console: 0x07, process: 0x02, date: day(2025, 12, 1), route: .rail(entryLine: 0x01, entryStation: 0x0A, exitLine: 0, exitStation: 0),
+            balance: 630, sequence: 0x99),
+    ]
+
+    static let walletHistory: [Rec] = [
+        Rec(console: 0x16, process: 0x01, date: day(2026, 11, 28), route: .rail(entryLine: 0x25, entryStation: 0x14, exitLine: 0x01, exitStation: 0x0A),
+            balance: 3_020, sequence: 0x0203),
+        Rec(console: 0x1B, process: 0x02, date: day(2026, 11, 28), route: .rail(entryLine: 0, entryStation: 0, exitLine: 0, exitStation: 0),
+            balance: 3_426, sequence: 0x0202),
+        Rec(console: 0xC8, process: 0x46, date: day(2026, 11, 2), route: .sale(hour: 7, minute: 5, bytes8to9: 0),
+            balance: 426, sequence: 0x0201),
+    ]
+
+    static let suicaGateLog: [TransitIC.GateRecord] = [
+        TransitIC.GateRecord(kind: 0x20, line: 0x25, station: 0x1E, gate: 0x0123, date: day(2026, 11, 27, 8, 47), fare: 200),
+        TransitIC.GateRecord(kind: 0xA0, line: 0x25, station: 0x14, gate: 0x0456, date: day(2026, 11, 27, 8, 31), fare: 0),
+    ]
+
+    static let zero = [UInt8](repeating: 0, count: 16)
+
+    static func padded(_ blocks: [[UInt8]], to n: Int) -> [[UInt8]] {
+        blocks + Array(repeating: zero, count: max(0, n - blocks.count))
+    }
+
+    static func transitServices(_ history: [Rec], balance: Int, counter: Int, gateLog: [TransitIC.GateRecord]) -> [CardImage.Service] {
+        [
+            .init(code: TransitIC.attributeService,
+                  blocks: [TransitIC.Attributes(cardType: 2, region: 0, balance: balance, transactionCounter: counter).encode()]),
+            .init(code: TransitIC.historyService, blocks: padded(history.map { $0.encode() }, to: TransitIC.historyBlocks)),
+            .init(code: TransitIC.gateLogService, blocks: padded(gateLog.map { $0.encode() }, to: TransitIC.gateLogBlocks)),
+            .init(code: TransitIC.pendingEntryService, blocks: TransitIC.encodePendingEntry(line: 0, station: 0, date: nil)),
+        ]
+    }
+
+    // MARK: - E-money data
+
+    static func edyServices(number: [UInt8], balance: Int) -> [CardImage.Service] {
+        let history: [Edy.HistoryRecord] = [
+            Edy.HistoryRecord(type: 0x20, sequence: 42, date: day(2026, 11, 28, 19, 5, 33), amount: 520, balance: balance),
+            Edy.HistoryRecord(type: 0x02, sequence: 41, date: day(2026, 11, 20, 8, 0, 0), amount: 3_000, balance: balance + 520),
+            Edy.HistoryRecord(type: 0x20, sequence: 40, date: day(2026, 11, 19, 23, 59, 59), amount: 180, balance: balance + 520 - 3_000),
+            Edy.HistoryRecord(type: 0x04, sequence: 39, date: day(2026, 10, 31, 0, 0, 0), amount: 180, balance: balance + 520 - 3_000 + 180),
+        ]
+        return [
+            .init(code: 0x1108, keyVersion: 0x0200, blockCount: 2),
+            .init(code: Edy.numberService, blocks: [Edy.encodeNumber(number)]),
+            .init(code: Edy.balanceService, blocks: [Edy.encodeBalance(balance)]),
+            .init(code: Edy.historyService, blocks: padded(history.map { $0.encode() }, to: Edy.historyBlocks)),
+        ]
+    }
+
+    static func nanacoServices(number: [UInt8], balance: Int) -> [CardImage.Service] {
+        let history: [Nanaco.HistoryRecord] = [
+            Nanaco.HistoryRecord(type: 0x47, amount: 372, balance: balance, date: day(2026, 11, 26, 18, 42), sequence: 0x30),
+            Nanaco.HistoryRecord(type: 0x6F, amount: 5_000, balance: balance + 372, date: day(2026, 11, 25, 12, 0), sequence: 0x2F),
+            Nanaco.HistoryRecord(type: 0x83, amount: 200, balance: balance + 372 - 5_000, date: day(2026, 11, 1, 9, 15), sequence: 0x2E),
+            Nanaco.HistoryRecord(type: 0x47, amount: 1_000, balance: balance + 372 - 5_000 - 200, date: day(2026, 2, 28, 23, 59), sequence: 0x2D),
+        ]
+        return [
+            .init(code: Nanaco.numberService, blocks: [Nanaco.encodeNumber(number)]),
+            .init(code: Nanaco.balanceService, blocks: [Nanaco.encodeBalance(balance)]),
+            .init(code: 0x5608, keyVersion: 0x0100, blockCount: 2),
+            .init(code: Nanaco.pointsService, blocks: Nanaco.encodePoints(thisYear: 123, lastYear: 45)),
+            .init(code: Nanaco.historyService, blocks: padded(history.map { $0.encode() }, to: Nanaco.historyBlocks)),
+        ]
+    }
+
+    static func waonServices(number: [UInt8], balance: Int) -> [CardImage.Service] {
+        typealias W = WAON.HistoryRecord
+        // Slots in ring order: the newest (0x0001) sits between the two older ones.
+        let ring: [W] = [
+            W(terminal: "MINISTOP-0042", sequence: 0x0000, type: 0x0C, date: day(2026, 11, 27, 10, 0), balance: balance + 650, debit: 0, credit: 2_000),
+            W(terminal: "AEON-MALL-01", sequence: 0x0001, type: 0x04, date: day(2026, 11, 28, 20, 15), balance: balance, debit: 650, credit: 0),
+            W(terminal: "AEON-STN-0007", sequence: 0xFFFF, type: 0x04, date: day(2026, 11, 20, 17, 30), balance: balance + 650 - 2_000, debit: 1_200, credit: 0),
+        ]
+        var history: [[UInt8]] = []
+        for r in ring { let (a, b) = r.encode(); history += [a, b] }
+        return [
+            .init(code: WAON.historyService, blocks: padded(history, to: 9)),
+            .init(code: WAON.balanceService, blocks: [WAON.encodeBalance(balance)]),
+            .init(code: WAON.pointsService, blocks: [WAON.encodePoints(321)]),
+            .init(code: WAON.numberService, blocks: [WAON.encodeNumber(number)]),
+            .init(code: 0x6848, keyVersion: 0x0400, blockCount: 1),
+        ]
     }
 }

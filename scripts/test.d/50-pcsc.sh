@@ -107,8 +107,8 @@ expect_error() {
 card=suica
 for cmd in "poll" "poll --json" "dump" "dump --json" "balance" "balance --json"; do
   # shellcheck disable=SC2086
-  timeout 30 "$felica" $cmd --device "virtual:$card" >"$work/virtual.${cmd// /_}" 2>&1 || {
-    echo "50-pcsc: reference 'felica $cmd --device virtual:$card' failed: $(cat "$work/virtual.${cmd// /_}")" >&2
+  timeout 30 "$felica" $cmd --device "virtual:$card" >"$work/virtual.${cmd// /_}" 2>"$work/virtual.err" || {
+    echo "50-pcsc: reference 'felica $cmd --device virtual:$card' failed: $(cat "$work/virtual.err")" >&2
     exit 1
   }
 done
@@ -155,7 +155,7 @@ for other in $others; do
   for cmd in "dump --json" "balance --json"; do
     rc=0
     # shellcheck disable=SC2086
-    timeout 30 "$felica" $cmd --device "virtual:$other" >"$work/virtual.out" 2>&1
+    timeout 30 "$felica" $cmd --device "virtual:$other" >"$work/virtual.out" 2>"$work/virtual.err"
     # shellcheck disable=SC2086
     timeout 30 "$felica" $cmd --device pcsc >"$work/pcsc.out" 2>"$work/pcsc.err" || rc=$?
     if ((rc != 0)); then

@@ -1,0 +1,65 @@
+import FeliCa
+import FeliCaCards
+import FeliCaSimulation
+
+/// Reading purses from the built-in cards with the card's real air and PMm times at
+/// 212 kbps: the batched, probing `CardReader` against two common strategies from other
+/// libraries — one block per command (nfcpy's default) and one service per command (the
+/// iOS libraries) — which are given the services to read for free (no probing).
+func cardBenchmarks() async {
+    guard section("cards") else { return }
+    let transit: [(ServiceCode, Int)] = [(0x008B, 1), (0x090F, 20), (0x108F, 3), (0x10CB, 2)]
+    let common: [String: [(ServiceCode, Int)]] = [
+        "edy": [(0x110B, 1), (0x1317, 1), (0x170F, 6)],
+        "nanaco": [(0x558B, 1), (0x5597, 1), (0x560B, 2), (0x564F, 5)],
+        "waon": [(0x684F, 1), (0x6817, 1), (0x684B, 1), (0x680B, 6)],
+    ]
+    let plans: [String: [(SystemCode, [(ServiceCode, Int)])]] = [
+        "suica": [(.transit, transit)],
+        "edy": [(.common, common["edy"]!)],
+        "nanaco": [(.common, common["nanaco"]!)],
+        "waon": [(.common, common["waon"]!)],
+        "wallet": [(.transit, transit), (.common, common["edy"]! + common["nanaco"]! + common["waon"]!)],
+    ]
+    for name in SampleCards.names {
+        guard let image = SampleCards.image(named: name), let plan = plans[name] else { continue }
+        let card = VirtualCard(image: image)
+        for depth in [CardReader.Depth.balance, .history] {
+            var exchanges = 0
+            do {
+                try await measureAsync("\(name) \(depth): CardReader", runs: 3) {
+                    let s = CardSession(transport: VirtualTransport(card: card, name: "virtual:\(name)", timing: .kbps212))
+                    blackHole(try await CardReader(depth: depth).read(s))
+                    exchanges = await s.exchangeCount
+                }
+                print("    \(exchanges) exchanges")
+            } catch {
+                print("    failed: \(error)")
+            }
+            guard depth == .history else { continue }
+            for perBlock in [true, false] {
+                var n = 0
+                do { try await measureAsync("\(name) history: one \(perBlock ? "block" : "service") per command", runs: 3) {
+                    let s = CardSession(transport: VirtualTransport(card: card, name: "virtual:\(name)", timing: .kbps212))
+                    let first = try await s.detect()
+                    _ = try await s.systemCodes(of: first)
+                    for (system, services) in plan {
+                        guard let t = first.systemCode == system ? first : try await s.select(system) else { continue }
+                        for (service, count) in services {
+                            if perBlock {
+                                for b in 0..<count { blackHole(try await s.read(service: service, blocks: b..<(b + 1), from: t)) }
+                            } else {
+                                blackHole(try await s.read(service: service, blocks: 0..<count, from: t))
+                            }
+                        }
+                    }
+                    n = await s.exchangeCount
+                }
+                print("    \(n) exchanges")
+                } catch {
+                    print("    failed: \(error)")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import FeliCa
+import FeliCaCards
+
+/// `felica history`: every purse with its transactions, newest first.
+struct HistoryCommand: CLICommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "history",
+            abstract: "Show the transaction history of every purse on the card, newest first.",
+            discussion: "Transit records show line/station codes as area/line/station; --stations names them from a CSV of area,line,station,name lines.",
+            options: CommonOptions.card + [CommonOptions.stations, PurseOutput.allSystems, CommonOptions.json])
+    }
+
+    let args: ParsedArguments
+    init(_ args: ParsedArguments) throws(UsageError) { self.args = args }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let reader = PurseOutput.reader(.history, args, stations: try PurseOutput.stations(args))
+        let report = try await CardContext.with(args, console: console) { session in try await reader.read(session) }
+        PurseOutput.diagnostics(report, console)
+        if args.flag("json") {
+            JSONOut.print(PurseOutput.json(report, history: true), console)
+        } else {
+            PurseOutput.histories(report, console)
+        }
+        return ExitCode.ok
+    }
+}

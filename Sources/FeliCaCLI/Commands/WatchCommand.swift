@@ -1,0 +1,129 @@
+import FeliCa
+import FeliCaCards
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `felica watch`: wait for a card, print its purses, wait for it to leave, repeat.
+/// Ctrl-C (SIGINT) or SIGTERM ends it cleanly with exit code 0.
+struct WatchCommand: CLICommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "watch",
+            abstract: "Wait for cards and print the purses of each; Ctrl-C ends.",
+            discussion: "With --json each card is one line of JSON (the `felica balance --json` object).",
+            options: CommonOptions.card + [
+                OptionSpec("count", value: "n", help: "Stop after <n> cards."),
+                PurseOutput.allSystems,
+                CommonOptions.json,
+            ])
+    }
+
+    let args: ParsedArguments
+    let count: Int?
+
+    init(_ args: ParsedArguments) throws(UsageError) {
+        self.args = args
+        if let c = args.value("count") {
+            guard let n = Int(c), n > 0 else { throw UsageError("option '--count': \"\(c)\" is not a positive number") }
+            count = n
+        } else {
+            count = nil
+        }
+    }
+
+    /// How often to poll for a card, and for its leaving.
+    static let interval: Duration = .milliseconds(250)
+
+    func run(_ console: Console) async throws -> Int32 {
+        let session = try await CardContext.session(args, console: console)
+        let json = args.flag("json"), limit = count, reader = PurseOutput.reader(.balance, args, stations: nil)
+        // The handler is in place before the loop starts, so no signal is lost.
+        Self.catchInterrupts()
+        let task = Task { () async throws -> Void in
+            try await Self.loop(session, reader: reader, json: json, limit: limit, console: console)
+        }
+        let monitor = Task {
+            while !Self.interrupted.load(ordering: .relaxed) {
+                if Task.isCancelled { return }
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+            task.cancel()
+        }
+        defer { monitor.cancel() }
+        do {
+            try await task.value
+        } catch is CancellationError {
+        } catch let e as FeliCaError where e.code == .cancelled {
+        } catch {
+            await session.transport.close()
+            throw error
+        }
+        console.endProgress()
+        await session.transport.close()
+        return ExitCode.ok
+    }
+
+    /// Set by the SIGINT/SIGTERM handler (an atomic store is async-signal-safe); the
+    /// monitor task turns it into cancellation of the watch loop.
+    static let interrupted = Atomic<Bool>(false)
+
+    /// Installs the handler synchronously with sigaction (a dispatch signal source
+    /// registers asynchronously, and a signal in that window would be lost).
+    static func catchInterrupts() {
+        for sig in [SIGINT, SIGTERM] {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { _ in WatchCommand.interrupted.store(true, ordering: .relaxed) }
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = SA_RESTART
+            sigaction(sig, &action, nil)
+        }
+    }
+
+    static func loop(_ session: CardSession, reader: CardReader, json: Bool, limit: Int?, console: Console) async throws {
+        var seen = 0
+        while true {
+            console.progress("waiting for a card on \(session.transport.name) (Ctrl-C ends)")
+            let first = try await waitForCard(session)
+            console.endProgress()
+            if let report = try await readCard(reader, session, first, console) {
+                PurseOutput.diagnostics(report, console)
+                if json {
+                    JSONOut.print(PurseOutput.json(report, history: false), console)
+                } else {
+                    console.line("Card \(report.idm)")
+                    PurseOutput.balances(report, console)
+                    console.line()
+                }
+            }
+            seen += 1
+            if let limit, seen >= limit { break }
+            console.progress("remove the card")
+            while try await session.isPresent(first) {
+                try await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    /// Reads the card; nil (after saying so) when it left in the middle.
+    static func readCard(_ reader: CardReader, _ session: CardSession, _ first: Target, _ console: Console) async throws(FeliCaError) -> CardReport? {
+        do {
+            return try await reader.read(session, first: first)
+        } catch {
+            guard error.code == .timeout || error.code == .cardGone || error.code == .transmission else { throw error }
+            console.diag("the card left before it was read (\(error.reason)); hold it still on the reader")
+            return nil
+        }
+    }
+
+    static func waitForCard(_ session: CardSession) async throws -> Target {
+        while true {
+            try Task.checkCancellation()
+            if let r = try await session.poll() {
+                return Target(idm: r.idm, pmm: r.pmm, systemCode: r.systemCode)
+            }
+            try await Task.sleep(for: interval)
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import Testing
+
+let sampleCards = ["suica", "edy", "nanaco", "waon", "wallet"]
+
+/// Golden output of `balance` and `history` (text and JSON) on every built-in card.
+@Test(arguments: sampleCards)
+func purseGoldens(_ card: String) throws {
+    for (args, suffix) in [(["balance"], "balance"), (["balance", "--json"], "balance_json"),
+                           (["history"], "history"), (["history", "--json"], "history_json")] {
+        let r = try run(args + ["--device", "virtual:\(card)"])
+        #expect(r.status == 0, "\(args) \(card): \(r.stderr)")
+        #expect(r.stderr.isEmpty, "\(r.stderr)")
+        try expectGolden(r.stdout, "\(suffix)_\(card).txt")
+    }
+}
+
+/// The JSON contract (ARCHITECTURE.md): keys, signed amounts, null for the oldest transit
+/// record, dates with or without a time.
+@Test func historyJSONFollowsTheContract() throws {
+    let r = try run(["history", "--json", "--device", "virtual:wallet"])
+    let root = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+    #expect(root["idm"] as? String == "01142e0102030405")
+    let purses = try #require(root["purses"] as? [[String: Any]])
+    #expect(purses.compactMap { $0["profile"] as? String } == ["transit-ic", "edy", "nanaco", "waon"])
+    for p in purses {
+        #expect(p["currency"] as? String == "JPY")
+        #expect(p["balance"] is Int)
+        let txs = try #require(p["transactions"] as? [[String: Any]])
+        for t in txs {
+            for key in ["date", "type", "amount", "balance", "sequence"] { #expect(t[key] != nil, "\(key) missing in \(t)") }
+        }
+    }
+    let transit = try #require(purses[0]["transactions"] as? [[String: Any]])
+    #expect(transit.last?["amount"] is NSNull)
+    #expect(transit[0]["date"] as? String == "2026-11-28")
+    for key in ["console", "process", "entry", "exit"] { #expect(transit[0][key] != nil) }
+    let edy = try #require(purses[1]["transactions"] as? [[String: Any]])
+    #expect(edy[0]["date"] as? String == "2026-11-28T19:05:33+09:00")
+    #expect(edy[0]["amount"] as? Int == -520)
+}
+
+/// Malformed records stay in the output with their error; station names come from the CSV.
+@Test func malformedRecordsAndStationNames() throws {
+    let args = ["history", "--device", "virtual:" + fixture("suica-malformed.json"), "--stations", fixture("stations.csv")]
+    let r = try run(args)
+    #expect(r.status == 0, "\(r.stderr)")
+    try expectGolden(r.stdout.replacingOccurrences(of: packageRoot.path, with: "<root>"), "history_malformed_stations.txt")
+    let j = try run(["history", "--json", "--device", "virtual:" + fixture("suica-malformed.json")])
+    #expect(j.stdout.contains(#"{"error":"history record date: month 13 is outside 1-12","slot":2,"raw":"050d000035a10a2b0103300600009f00"}"#))
+}
+
+@Test(arguments: [
+    (["history", "--stations", "/nonexistent/stations.csv"], "Error: cannot read the station table /nonexistent/stations.csv"),
+    (["watch", "--count", "0"], "Error: option '--count': \"0\" is not a positive number"),
+] as [([String], String)])
+func purseCommandErrors(_ args: [String], _ message: String) throws {
+    let r = try run(args + ["--device", "virtual:suica"])
+    #expect(r.status != 0)
+    #expect(r.stderr.hasPrefix(message), "\(r.stderr)")
+}
+
+@Test func badStationTableNamesTheLine() throws {
+    let path = temporaryPath("bad-stations.csv")
+    try "0,1,2,A\n0,1,x,B\n".write(toFile: path, atomically: true, encoding: .utf8)
+    let r = try run(["history", "--device", "virtual:suica", "--stations", path])
+    #expect(r.status == 1)
+    #expect(r.stderr == "Error: station table \(path):2: station \"x\" is not a number 0-255 (expected area,line,station,name)\n")
+}
+
+@Test func watchPrintsEachCard() throws {
+    let r = try run(["watch", "--count", "1", "--json", "--device", "virtual:wallet"])
+    #expect(r.status == 0, "\(r.stderr)")
+    try expectGolden(r.stdout, "watch_count_1_json_wallet.txt")
+}
+
+/// Ctrl-C while the card stays on the reader: the loop ends cleanly with exit code 0.
+@Test(arguments: [SIGINT, SIGTERM])
+func watchEndsCleanlyOnSignal(_ sig: Int32) throws {
+    let p = Process()
+    p.executableURL = binDirectory.appendingPathComponent("felica")
+    p.arguments = ["watch", "--device", "virtual:edy"]
+    var env = ProcessInfo.processInfo.environment
+    env["FELICA_DEVICE"] = nil
+    p.environment = env
+    let out = Pipe()
+    p.standardOutput = out
+    p.standardError = Pipe()
+    try p.run()
+    // Wait until the card has been printed, then interrupt.
+    var text = ""
+    let handle = out.fileHandleForReading
+    while !text.contains("\n\n") {
+        let chunk = handle.availableData
+        if chunk.isEmpty { break }
+        text += String(decoding: chunk, as: UTF8.self)
+    }
+    kill(p.processIdentifier, sig)
+    // A lost signal must fail the test, not hang it.
+    let deadline = Date().addingTimeInterval(10)
+    while p.isRunning && Date() < deadline { usleep(10_000) }
+    if p.isRunning {
+        kill(p.processIdentifier, SIGKILL)
+        Issue.record("felica watch did not end within 10 s of signal \(sig)")
+    }
+    text += String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+    p.waitUntilExit()
+    #expect(p.terminationReason == .exit)
+    #expect(p.terminationStatus == 0)
+    #expect(text == "Card 01200312ab34cd56\nEdy            ¥2,480  no. 1901 2345 6789 0123\n\n")
+}
+
+@Test(arguments: ["history", "watch"])
+func purseHelp(_ command: String) throws {
+    let r = try run([command, "--help"])
+    #expect(r.status == 0)
+    #expect(r.stdout.hasPrefix("OVERVIEW: "))
+    #expect(r.stdout.contains("\nUSAGE: felica \(command)"))
+}
+
+/// The Suica's common area is skipped by default; --all-systems probes it and finds no
+/// purse there. A card with no purse at all says why on stderr.
+@Test func allSystemsProbesTheTransitCardCommonArea() throws {
+    let probed = try run(["balance", "--all-systems", "--device", "virtual:suica"])
+    #expect(probed.status == 0)
+    #expect(probed.stderr.isEmpty, "\(probed.stderr)")
+    #expect(probed.stdout == "Transit IC     ¥1,234\n")
+    let skipped = try run(["balance", "--device", "virtual:suica"])
+    #expect(skipped.stdout == probed.stdout)
+    #expect(skipped.stderr.isEmpty)
+
+    let path = temporaryPath("fe00-only-transit-ic.json")
+    try #"{"format":"felica-card/1","pmm":"100b4b428485d0ff","systems":[{"code":"0003","services":[]},{"code":"fe00","services":[]}]}"#
+        .write(toFile: path, atomically: true, encoding: .utf8)
+    let empty = try run(["balance", "--device", "virtual:" + path])
+    #expect(empty.status == 0)
+    #expect(empty.stdout == "No purse found on the card (systems: 0003, FE00).\n")
+    #expect(empty.stderr == "note: system 0003 holds none of the transit services (008B, 090F)\nnote: common area FE00 not probed: the chip is a transit-card IC (PMm IC 0b), whose common area holds no e-money purse\nnote: --all-systems probes it anyway\n")
+}
