@@ -11,6 +11,7 @@ enum FelicaCommands {
             WatchCommand.self,
             OrderCommand.self,
             BenchCommand.self,
+            TraceCommand.self,
             DoctorCommand.self,
         ]
     }

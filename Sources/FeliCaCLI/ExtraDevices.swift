@@ -5,7 +5,7 @@ import FeliCaLibNFC
 /// in by the work that brings the device.
 enum ExtraDevices {
     static func openReplay(path: String, name: String) async throws -> any Transport {
-        throw CLIError("replay devices are not available in this build yet", exitCode: ExitCode.usage)
+        try TraceHook.replay(path, name: name)
     }
 
     static func openLibNFC(connstring: String?, name: String) async throws -> any Transport {

@@ -1,8 +1,34 @@
 import FeliCa
+import FeliCaTrace
 
-/// Connects `--trace` to the trace module.
+/// Connects `--trace` and `replay:` to the trace module.
 enum TraceHook {
+    /// Wraps the device's transport in a recorder that writes each exchange to `path` as
+    /// it happens.
     static func record(_ transport: any Transport, to path: String) throws -> any Transport {
-        throw CLIError("--trace is not available in this build yet", exitCode: ExitCode.usage)
+        try TraceRecorder(wrapping: transport, path: path)
+    }
+
+    /// `replay:<path>`, or `replay:<path>?lenient` (the option syntax of
+    /// `virtual:<card>?timing=212`); a lenient replay of a damaged trace names the damage
+    /// on stderr.
+    static func replay(_ spec: String, name: String) throws -> any Transport {
+        var path = spec
+        var lenient = false
+        if let q = spec.lastIndex(of: "?") {
+            let option = spec[spec.index(after: q)...]
+            guard option == "lenient" else {
+                throw UsageError("device option '\(option)' is not understood: use replay:<trace>?lenient")
+            }
+            path = String(spec[..<q])
+            lenient = true
+        }
+        guard !path.isEmpty else { throw UsageError("device 'replay:' needs a trace file: replay:<trace.jsonl>") }
+        let replay = try TraceReplay.load(path, lenient: lenient, name: name)
+        if let damage = replay.trace.damage {
+            let n = replay.trace.exchanges.count
+            Console().diag("warning: \(damage.reason)\n  replaying the \(n) exchange\(n == 1 ? "" : "s") before the damage")
+        }
+        return replay
     }
 }

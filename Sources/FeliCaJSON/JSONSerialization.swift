@@ -38,10 +38,32 @@ extension JSONValue {
         }
     }
 
-    /// Integers print without a fraction; other numbers in Swift's shortest round-trip form.
+    /// Integers print without a fraction; other numbers in Swift's shortest round-trip
+    /// digits, written out in plain decimal (`0.000076`, not `7.6e-05`) unless the
+    /// exponent is extreme.
     public static func format(_ d: Double) -> String {
         if d.rounded() == d && abs(d) < 1e15 { return String(Int64(d)) }
-        return "\(d)"
+        let text = "\(d)"
+        guard let e = text.firstIndex(where: { $0 == "e" || $0 == "E" }), let exponent = Int(text[text.index(after: e)...]),
+              (-12...20).contains(exponent) else { return text }
+        var mantissa = String(text[..<e])
+        let negative = mantissa.hasPrefix("-")
+        if negative { mantissa.removeFirst() }
+        let parts = mantissa.split(separator: ".", omittingEmptySubsequences: false)
+        let digits = String(parts[0]) + (parts.count > 1 ? String(parts[1]) : "")
+        // The decimal point sits after parts[0].count digits, moved by the exponent.
+        let point = parts[0].count + exponent
+        var out: String
+        if point <= 0 {
+            out = "0." + String(repeating: "0", count: -point) + digits
+        } else if point >= digits.count {
+            out = digits + String(repeating: "0", count: point - digits.count)
+        } else {
+            out = String(digits.prefix(point)) + "." + String(digits.dropFirst(point))
+        }
+        while out.contains(".") && out.hasSuffix("0") { out.removeLast() }
+        if out.hasSuffix(".") { out.removeLast() }
+        return (negative ? "-" : "") + out
     }
 
     static func quote(_ s: String, into out: inout String) {

@@ -41,3 +41,10 @@ func errorsSayWhere(_ text: String, _ fragment: String) {
     #expect(JSONValue.int(850).serialized() == "850")
     #expect(JSONValue.number(0.0042).serialized() == "0.0042")
 }
+
+@Test(arguments: [7.6e-05, 1.5e-07, 0.1, 123.456, -2.5e-06, 1e-12, 3.0000001e-05])
+func smallNumbersPrintInPlainDecimalAndReadBack(_ d: Double) throws {
+    let text = JSONValue.number(d).serialized()
+    #expect(!text.contains("e"))
+    #expect(try JSONValue.parse(text) == .number(d))
+}

@@ -1,0 +1,221 @@
+import FeliCa
+import FeliCaJSON
+
+/// A recorded session in the `felica-trace/1` format (ARCHITECTURE.md, "Trace"): a header
+/// line, then one line per exchange, JSON Lines.
+public struct Trace: Hashable, Sendable {
+    /// The value of the header's `format` key.
+    public static let formatName = "felica-trace/1"
+
+    /// The device string the session was recorded from (`libnfc:pn532_uart:/dev/ttyUSB0`).
+    public var device: String?
+    /// When the recording started, UTC ISO 8601 (`2026-11-29T10:00:00Z`).
+    public var started: String?
+    /// The exchanges in the order they happened.
+    public var exchanges: [Exchange]
+    /// Where a lenient parse stopped: the damage that cut the trace short (nil = intact).
+    public var damage: FeliCaError?
+
+    public init(device: String? = nil, started: String? = nil, exchanges: [Exchange] = [], damage: FeliCaError? = nil) {
+        self.device = device
+        self.started = started
+        self.exchanges = exchanges
+        self.damage = damage
+    }
+
+    /// One command and what came back.
+    public struct Exchange: Hashable, Sendable {
+        /// Seconds from the start of the recording to the moment the command was sent.
+        public var t: Double
+        /// The command packet, with its LEN byte.
+        public var tx: [UInt8]
+        /// The response packet with its LEN byte; nil when the exchange failed.
+        public var rx: [UInt8]?
+        /// The failure when ``rx`` is nil (`timeout`, `cardGone`, …).
+        public var error: FeliCaError?
+        /// The timeout the command was sent with, in seconds.
+        public var timeout: Double?
+        /// Seconds the exchange took, answer or failure.
+        public var elapsed: Double?
+        /// The line of the trace file that holds it (0 when it was not read from a file).
+        public var line: Int
+
+        public init(t: Double, tx: [UInt8], rx: [UInt8]?, error: FeliCaError? = nil, timeout: Double? = nil, elapsed: Double? = nil, line: Int = 0) {
+            self.t = t
+            self.tx = tx
+            self.rx = rx
+            self.error = rx == nil ? (error ?? FeliCaError(.timeout, "no answer")) : nil
+            self.timeout = timeout
+            self.elapsed = elapsed
+            self.line = line
+        }
+
+        /// The exchange as one trace line (without the newline).
+        public func jsonLine() -> String {
+            var o = JSONObject()
+            o.append("t", .number(Trace.micro(t)))
+            o.append("tx", .string(Hex.encode(tx)))
+            if let rx {
+                o.append("rx", .string(Hex.encode(rx)))
+            } else {
+                let e = error ?? FeliCaError(.timeout, "no answer")
+                o.append("rx", .null)
+                o.append("error", .string(e.code.description))
+                o.append("reason", .string(e.reason))
+            }
+            if let timeout { o.append("timeout", .number(Trace.micro(timeout))) }
+            if let elapsed { o.append("elapsed", .number(Trace.micro(elapsed))) }
+            return JSONValue.object(o).serialized()
+        }
+    }
+
+    /// The header line (without the newline).
+    public func headerLine() -> String {
+        var o = JSONObject()
+        o.append("format", .string(Self.formatName))
+        if let device { o.append("device", .string(device)) }
+        if let started { o.append("started", .string(started)) }
+        return JSONValue.object(o).serialized()
+    }
+
+    /// The whole trace as file text.
+    public func jsonLines() -> String {
+        ([headerLine()] + exchanges.map { $0.jsonLine() }).map { $0 + "\n" }.joined()
+    }
+
+    /// Seconds rounded to whole microseconds, so lines stay short and stable.
+    static func micro(_ seconds: Double) -> Double { (seconds * 1e6).rounded() / 1e6 }
+}
+
+extension Trace {
+    /// Reads a trace file. Damage (bad JSON, a line cut off mid-write, a missing field)
+    /// throws ``FeliCaError/Code/badInput`` naming the line, unless `lenient`: then the
+    /// exchanges before the damage are kept and the damage is in ``damage``.
+    public static func load(path: String, lenient: Bool = false) throws(FeliCaError) -> Trace {
+        let text = try TraceFile.read(path)
+        return try parse(text, source: path, lenient: lenient)
+    }
+
+    /// Parses trace text; `source` names it in errors (a path, or "trace").
+    public static func parse(_ text: String, source: String = "trace", lenient: Bool = false) throws(FeliCaError) -> Trace {
+        // Split on the scalar: as Characters, "\r\n" is one grapheme that is not "\n".
+        var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
+        let endsWithNewline = text.unicodeScalars.last == "\n"
+        if endsWithNewline { lines.removeLast() }
+        var trace = Trace()
+        var sawHeader = false
+        for (index, raw) in lines.enumerated() {
+            let number = index + 1
+            var line = Substring(raw)
+            if line.unicodeScalars.last == "\r" { line = Substring(line.unicodeScalars.dropLast()) }
+            if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
+            let isLast = index == lines.count - 1
+            do throws(FeliCaError) {
+                let value = try parseLine(line, number: number, source: source, cutOff: isLast && !endsWithNewline)
+                if sawHeader {
+                    trace.exchanges.append(try exchange(value, number: number, source: source))
+                } else {
+                    try header(value, number: number, source: source, into: &trace)
+                    sawHeader = true
+                }
+            } catch {
+                // The header carries the format: without it nothing after it can be trusted.
+                guard lenient, sawHeader else { throw error }
+                trace.damage = error
+                return trace
+            }
+        }
+        guard sawHeader else {
+            throw FeliCaError(.badInput, "\(source): empty file, expected the \(formatName) header line")
+        }
+        return trace
+    }
+
+    private static func parseLine(_ line: Substring, number: Int, source: String, cutOff: Bool) throws(FeliCaError) -> JSONObject {
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(String(line))
+        } catch {
+            let why = cutOff ? "the line is cut off (the recording stopped mid-line): \(error.reason)" : error.reason
+            throw FeliCaError(.badInput, "\(source) line \(number), column \(error.column): \(why)")
+        }
+        guard let object = value.objectValue else {
+            throw FeliCaError(.badInput, "\(source) line \(number): expected a JSON object, found \(value.typeName)")
+        }
+        return object
+    }
+
+    private static func header(_ o: JSONObject, number: Int, source: String, into trace: inout Trace) throws(FeliCaError) {
+        guard let format = o["format"]?.stringValue else {
+            throw FeliCaError(.badInput, "\(source) line \(number): the first line must be the header {\"format\":\"\(formatName)\",…}")
+        }
+        guard format == formatName else {
+            throw FeliCaError(.badInput, "\(source) line \(number): format \"\(format)\" is not supported (expected \(formatName))")
+        }
+        trace.device = try optionalString(o, "device", number, source)
+        trace.started = try optionalString(o, "started", number, source)
+    }
+
+    private static func exchange(_ o: JSONObject, number: Int, source: String) throws(FeliCaError) -> Exchange {
+        func fail(_ what: String) -> FeliCaError { FeliCaError(.badInput, "\(source) line \(number): \(what)") }
+        guard let txValue = o["tx"] else { throw fail("missing \"tx\" (the command packet)") }
+        let tx = try packet(txValue, "tx", number, source)
+        guard !tx.isEmpty else { throw fail("\"tx\" is empty") }
+        guard let rxValue = o["rx"] else { throw fail("missing \"rx\" (the response packet, or null with \"error\")") }
+        var rx: [UInt8]? = nil
+        var error: FeliCaError? = nil
+        if rxValue.isNull {
+            guard let name = o["error"]?.stringValue else { throw fail("\"rx\" is null but no \"error\" names the failure") }
+            guard let code = TraceErrorCodes.code(named: name) else {
+                throw fail("\"error\": unknown error code \"\(name)\" (known: \(TraceErrorCodes.all.map(\.description).joined(separator: ", ")))")
+            }
+            error = FeliCaError(code, try optionalString(o, "reason", number, source) ?? name)
+        } else {
+            rx = try packet(rxValue, "rx", number, source)
+        }
+        return Exchange(
+            t: try seconds(o, "t", number, source) ?? 0, tx: tx, rx: rx, error: error,
+            timeout: try seconds(o, "timeout", number, source), elapsed: try seconds(o, "elapsed", number, source),
+            line: number)
+    }
+
+    private static func packet(_ v: JSONValue, _ key: String, _ number: Int, _ source: String) throws(FeliCaError) -> [UInt8] {
+        guard let s = v.stringValue else {
+            throw FeliCaError(.badInput, "\(source) line \(number): \"\(key)\" must be a hex string, found \(v.typeName)")
+        }
+        guard let bytes = Hex.decode(s) else {
+            throw FeliCaError(.badInput, "\(source) line \(number): \"\(key)\" is not hex: \"\(s.prefix(40))\"")
+        }
+        return bytes
+    }
+
+    private static func seconds(_ o: JSONObject, _ key: String, _ number: Int, _ source: String) throws(FeliCaError) -> Double? {
+        guard let v = o[key], !v.isNull else { return nil }
+        guard let d = v.doubleValue, d >= 0, d.isFinite else {
+            throw FeliCaError(.badInput, "\(source) line \(number): \"\(key)\" must be a non-negative number of seconds, found \(v.serialized())")
+        }
+        return d
+    }
+
+    private static func optionalString(_ o: JSONObject, _ key: String, _ number: Int, _ source: String) throws(FeliCaError) -> String? {
+        guard let v = o[key], !v.isNull else { return nil }
+        guard let s = v.stringValue else {
+            throw FeliCaError(.badInput, "\(source) line \(number): \"\(key)\" must be a string, found \(v.typeName)")
+        }
+        return s
+    }
+}
+
+/// Error codes by the names traces store them under (``FeliCaError/Code/description``).
+enum TraceErrorCodes {
+    static let all: [FeliCaError.Code] = [
+        .truncated, .trailingBytes, .badLength, .unexpectedResponse, .wrongCard, .invalidField,
+        .invalidArgument, .status, .timeout, .transmission, .readerGone, .cardGone,
+        .noReader, .noCard, .unsupported, .cancelled, .busy, .noService, .ambiguousWrite,
+        .badInput, .divergence, .exhausted,
+    ]
+
+    static func code(named name: String) -> FeliCaError.Code? {
+        all.first { $0.description == name }
+    }
+}

@@ -1,0 +1,128 @@
+import FeliCa
+import Synchronization
+
+/// The `replay:<path>` device: answers each command with the response recorded in a
+/// trace, in order, and fails loudly when the code under test sends something else.
+///
+/// In a test:
+///
+///     let replay = try TraceReplay.load("Tests/Traces/suica-dump.jsonl")
+///     let image = try await CardImage.read(using: CardSession(transport: replay))
+///     try replay.assertFullyConsumed()
+public final class TraceReplay: Transport {
+    /// The recorded session.
+    public let trace: Trace
+    /// The device string (`replay:Tests/Traces/suica-dump.jsonl`).
+    public let name: String
+    /// Replays answer at once: no link time to add.
+    public var linkLatency: Duration { .zero }
+
+    private struct State {
+        var next = 0
+        var failure: FeliCaError?
+        var closed = false
+    }
+    private let state = Mutex(State())
+
+    public init(_ trace: Trace, name: String) {
+        self.trace = trace
+        self.name = name
+    }
+
+    /// Loads the trace at `path`. With `lenient`, a damaged trace replays the exchanges
+    /// before the damage (``Trace/damage`` says where it stopped); otherwise damage throws
+    /// ``FeliCaError/Code/badInput`` naming the line.
+    public static func load(_ path: String, lenient: Bool = false, name: String? = nil) throws(FeliCaError) -> TraceReplay {
+        TraceReplay(try Trace.load(path: path, lenient: lenient), name: name ?? "replay:\(path)")
+    }
+
+    /// Exchanges answered so far.
+    public var consumed: Int { state.withLock { $0.next } }
+    /// Recorded exchanges not yet asked for.
+    public var remaining: Int { trace.exchanges.count - consumed }
+
+    public func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
+        try state.withLock { s throws(FeliCaError) -> [UInt8] in
+            if let failure = s.failure { throw failure }
+            guard !s.closed else { throw FeliCaError(.readerGone, "\(name): the replay was closed") }
+            let number = s.next + 1
+            guard s.next < trace.exchanges.count else {
+                let e = exhausted(packet, number: number)
+                s.failure = e
+                throw e
+            }
+            let recorded = trace.exchanges[s.next]
+            guard recorded.tx == packet else {
+                let e = divergence(recorded, packet, number: number)
+                s.failure = e
+                throw e
+            }
+            s.next += 1
+            if let rx = recorded.rx { return rx }
+            let e = recorded.error ?? FeliCaError(.timeout, "no answer")
+            throw FeliCaError(e.code, "\(name): exchange \(number) (recorded): \(e.reason)")
+        }
+    }
+
+    public func close() async {
+        state.withLock { $0.closed = true }
+    }
+
+    /// Throws unless the code under test asked for every recorded exchange and never
+    /// diverged: a replay that ends early means the code now does less than it did.
+    public func assertFullyConsumed() throws(FeliCaError) {
+        try state.withLock { s throws(FeliCaError) in
+            if let failure = s.failure { throw failure }
+            guard s.next == trace.exchanges.count else {
+                let next = trace.exchanges[s.next]
+                throw FeliCaError(.divergence, """
+                    \(name): only \(s.next) of \(trace.exchanges.count) recorded exchanges were used; \
+                    the next one is exchange \(s.next + 1)\(lineNote(next)): \(PacketDescription.command(next.tx))
+                    """)
+            }
+        }
+    }
+
+    private func lineNote(_ e: Trace.Exchange) -> String { e.line > 0 ? " (line \(e.line))" : "" }
+
+    private func divergence(_ recorded: Trace.Exchange, _ actual: [UInt8], number: Int) -> FeliCaError {
+        let expectedHex = Hex.encode(recorded.tx)
+        let actualHex = Hex.encode(actual)
+        func firstDifference(from start: Int) -> Int {
+            var i = start
+            while i < recorded.tx.count, i < actual.count, recorded.tx[i] == actual[i] { i += 1 }
+            return i
+        }
+        // A different length changes the LEN byte too; the byte worth marking is the first
+        // difference in what follows it.
+        var first = firstDifference(from: 0)
+        var lengthNote = ""
+        if first == 0, recorded.tx.count > 1, actual.count > 1 {
+            first = firstDifference(from: 1)
+            lengthNote = " (LEN differs too: expected \(recorded.tx.count) bytes, actual \(actual.count))"
+        }
+        let shorter = min(recorded.tx.count, actual.count)
+        let which = first < shorter
+            ? "first difference at byte \(first)\(lengthNote)"
+            : (actual.count > recorded.tx.count
+                ? "the code sent \(actual.count - recorded.tx.count) more byte(s)"
+                : "the code sent \(recorded.tx.count - actual.count) fewer byte(s)")
+        let pad = String(repeating: " ", count: 12)
+        return FeliCaError(.divergence, """
+            \(name): exchange \(number)\(lineNote(recorded)) differs from the recording
+              expected  \(PacketDescription.command(recorded.tx))
+              actual    \(PacketDescription.command(actual))
+              expected  \(expectedHex)
+              actual    \(actualHex)
+            \(pad)\(String(repeating: " ", count: 2 * first))^^ \(which)
+            """)
+    }
+
+    private func exhausted(_ packet: [UInt8], number: Int) -> FeliCaError {
+        var reason = "\(name): the code sent exchange \(number) (\(PacketDescription.command(packet))) but the trace ends after \(trace.exchanges.count) exchange\(trace.exchanges.count == 1 ? "" : "s")"
+        if let damage = trace.damage {
+            reason += "; the lenient replay stopped at the damage: \(damage.reason)"
+        }
+        return FeliCaError(.exhausted, reason)
+    }
+}
