@@ -1,5 +1,9 @@
 import FeliCa
+import FeliCaCards
 import FeliCaSimulation
+import FeliCaLibNFC
+import FeliCaPCSC
+import FeliCaTrace
 import Foundation
 import Testing
 
@@ -42,7 +46,44 @@ func campusCardImage() -> CardImage {
     ])
 }
 
+/// The trace of `CampusCard.read` recorded from the campus card, kept with the tests.
+let tracePath = packageRoot.appendingPathComponent("Tests/DocsTests/Traces/campus.jsonl").path
+
 @Suite struct LibraryGuideTests {
+    // MARK: Read a balance in ten lines
+
+    @Test func aBalanceInTenLines() async throws {
+        let transport = VirtualTransport(card: try VirtualCard.named("suica"), name: "virtual:suica")
+        let session = CardSession(transport: transport)
+        let report = try await CardReader(depth: .balance).read(session)
+        for purse in report.purses {
+            print(purse.profile.displayName, purse.balance.map { "¥\($0)" } ?? "unreadable")
+        }
+        await transport.close()
+
+        #expect(report.purses.map(\.profile) == [.transitIC])
+        #expect(report.purses.first?.balance == 1234)
+    }
+
+    /// No reader is plugged in where the tests run: opening one says so with `.noReader`
+    /// (or, when another test's stand-in is up, opens it; either way the call is real).
+    @Test func aRealReaderIsOneLineAway() async {
+        do {
+            let reader = try await LibNFCTransport.open("libnfc")   // the first libnfc reader
+            await reader.close()
+        } catch {
+            #expect(isUnavailable(error), "\(error)")
+        }
+        do {
+            let reader = try await PCSCTransport.open("pcsc")       // the first PC/SC reader
+            await reader.close()
+        } catch {
+            #expect(isUnavailable(error), "\(error)")
+        }
+    }
+
+    // MARK: Write a profile
+
     @Test func aProfileReadsItsCardFromAVirtualCard() async throws {
         let image = campusCardImage()
         let card = VirtualCard(image: image)
@@ -57,4 +98,53 @@ func campusCardImage() -> CardImage {
         let session = CardSession(transport: VirtualTransport(card: try VirtualCard.named("suica"), name: "virtual:suica"))
         await #expect(throws: FeliCaError.self) { try await CampusCard.read(session) }
     }
+
+    // MARK: Test your code against a trace
+
+    @Test func recordingTheProfileGivesTheKeptTrace() async throws {
+        let tracePath = FileManager.default.temporaryDirectory.appendingPathComponent("campus-\(UUID().uuidString).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: tracePath) }
+        let transport = VirtualTransport(card: VirtualCard(image: campusCardImage()), name: "virtual:campus")
+        let recorder = try TraceRecorder(wrapping: transport, path: tracePath)
+        let recorded = try await CampusCard.read(CardSession(transport: recorder))
+        await recorder.close()
+
+        #expect(recorded.credit == 1000)
+        // UPDATE_TRACES=1 re-records the kept trace (after a deliberate change to the profile).
+        if ProcessInfo.processInfo.environment["UPDATE_TRACES"] == "1" {
+            try? FileManager.default.removeItem(atPath: LibraryGuide.keptTrace)
+            try FileManager.default.copyItem(atPath: tracePath, toPath: LibraryGuide.keptTrace)
+        }
+        let fresh = try Trace.load(path: tracePath)
+        let kept = try Trace.load(path: LibraryGuide.keptTrace)
+        #expect(fresh.exchanges.map(\.tx) == kept.exchanges.map(\.tx))
+        #expect(fresh.exchanges.map(\.rx) == kept.exchanges.map(\.rx))
+    }
+
+    @Test func campusCardFromItsTrace() async throws {
+        let replay = try TraceReplay.load(tracePath)
+        let campus = try await CampusCard.read(CardSession(transport: replay))
+        #expect(campus.memberNumber == "S1234567")
+        #expect(campus.credit == 1000)
+        try replay.assertFullyConsumed()
+    }
+
+    /// A profile that changed what it sends fails against the old trace, naming the exchange.
+    @Test func aChangedProfileFailsAgainstTheTrace() async throws {
+        let replay = try TraceReplay.load(tracePath)
+        let session = CardSession(transport: replay)
+        let card = try #require(try await session.select(CampusCard.system))
+        await #expect(throws: FeliCaError.self) {
+            _ = try await session.read([BlockRequest(service: CampusCard.creditService, blocks: 0..<1)], from: card)
+        }
+    }
+}
+
+/// No reader or no card, as opposed to a failure.
+func isUnavailable(_ error: any Error) -> Bool {
+    (error as? FeliCaError)?.isUnavailable == true
+}
+
+enum LibraryGuide {
+    static let keptTrace = tracePath
 }
