@@ -135,6 +135,27 @@ func doctor(_ tree: FakeTree, _ extra: [String] = []) throws -> DoctorResult {
         #expect(r.stdout.contains(#""summary":"virtual:suica: a card answered (IDm "#))
     }
 
+    /// A device that opens but fails the poll: a replay recorded polling for 0003 only,
+    /// asked for the wildcard.
+    @Test func aPollThatFailsIsAProblem() throws {
+        let tree = try FakeTree("ready")
+        let trace = temporaryPath("doctor-diverges-\(UUID().uuidString).jsonl")
+        try """
+            {"format":"felica-trace/1","device":"virtual:suica","started":"2026-11-29T10:00:00Z"}
+            {"t":0.0,"tx":"0600000301 00","rx":null,"error":"timeout","timeout":0.004,"elapsed":0.004}
+
+            """.replacingOccurrences(of: "01 00", with: "0100").write(toFile: trace, atomically: true, encoding: .utf8)
+        let r = try doctor(tree, ["--device", "replay:" + trace])
+        #expect(r.status == 69)
+        let p = r.the("poll", "problem")
+        #expect(p?.summary.hasPrefix("replay:\(trace): polling failed: ") == true, "\(String(describing: p))")
+        #expect(p?.fix == "try it on its own: felica poll --device replay:\(trace)")
+        #expect(r.text.contains("\n         fix: try it on its own: felica poll --device replay:\(trace)\n"))
+        for line in r.text.split(separator: "\n\n")[0].split(separator: "\n") {
+            #expect(["ok       ", "warning  ", "problem  ", "         "].contains { line.hasPrefix($0) }, "\(line)")
+        }
+    }
+
     @Test func aDeviceThatCannotOpenIsAProblem() throws {
         let tree = try FakeTree("ready")
         let r = try doctor(tree, ["--device", "virtual:/no/such/card.json", "--device", "virtual:suica"])

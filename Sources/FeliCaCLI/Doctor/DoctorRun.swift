@@ -62,8 +62,10 @@ struct DoctorRun: Sendable {
             return DoctorCheck(check: "poll", verdict: .ok, summary: "\(device): polls, no card on it (place a card to read one)")
         } catch {
             await transport.close()
+            let real = device.hasPrefix("libnfc") || device.hasPrefix("pcsc")
             return DoctorCheck(check: "poll", verdict: .problem, summary: "\(device): polling failed: \(error.reason)",
-                               fix: "unplug and replug the reader, then try again: felica poll --device \(quoted(device))")
+                               fix: (real ? "unplug and replug the reader, then try again: " : "try it on its own: ")
+                                   + "felica poll --device \(quoted(device))")
         }
     }
 
@@ -94,7 +96,9 @@ struct DoctorRun: Sendable {
     func text() -> String {
         var out = ""
         for c in checks {
-            out += Self.pad(c.verdict.rawValue, 9) + c.summary + "\n"
+            // A reason can span lines (a replay's expected and actual packets): keep them under the summary.
+            out += Self.pad(c.verdict.rawValue, 9) + c.summary.split(separator: "\n", omittingEmptySubsequences: false)
+                .joined(separator: "\n         ") + "\n"
             if let fix = c.fix {
                 let lines = fix.split(separator: "\n", omittingEmptySubsequences: false)
                 out += "         fix: " + lines[0] + "\n"
