@@ -66,19 +66,25 @@ let tracePath = packageRoot.appendingPathComponent("Tests/DocsTests/Traces/campu
     }
 
     /// No reader is plugged in where the tests run: opening one says so with `.noReader`
-    /// (or, when another test's stand-in is up, opens it; either way the call is real).
+    /// (or, when a stand-in is up, opens it; either way the call is real). Each runs in a
+    /// child process (an exit test): libpcsclite and libnfc keep per-process state (the
+    /// daemon's socket path, the libnfc context) that must not leak into other suites.
     @Test func aRealReaderIsOneLineAway() async {
-        do {
-            let reader = try await LibNFCTransport.open("libnfc")   // the first libnfc reader
-            await reader.close()
-        } catch {
-            #expect(isUnavailable(error), "\(error)")
+        await #expect(processExitsWith: .success) {
+            do {
+                let reader = try await LibNFCTransport.open("libnfc")   // the first libnfc reader
+                await reader.close()
+            } catch {
+                guard isUnavailable(error) else { fatalError("\(error)") }
+            }
         }
-        do {
-            let reader = try await PCSCTransport.open("pcsc")       // the first PC/SC reader
-            await reader.close()
-        } catch {
-            #expect(isUnavailable(error), "\(error)")
+        await #expect(processExitsWith: .success) {
+            do {
+                let reader = try await PCSCTransport.open("pcsc")       // the first PC/SC reader
+                await reader.close()
+            } catch {
+                guard isUnavailable(error) else { fatalError("\(error)") }
+            }
         }
     }
 
