@@ -285,7 +285,7 @@ struct Diagnosis: Sendable {
                 continue
             }
             let owner = "\(host.userName(st.uid)):\(host.groupName(st.gid)) \(st.permissions)"
-            if st.allowsReadWrite(by: me) {
+            if host.nodeAccess[r.usb.node] ?? st.allowsReadWrite(by: me) {
                 checks.append(DoctorCheck(check: "permissions", verdict: .ok, summary: "\(who) can open \(r.usb.node) (\(owner)) for \(r.model.name)"))
                 continue
             }

@@ -78,6 +78,14 @@ struct HostFiles: Sendable {
     }
 
     func exists(_ path: String) -> Bool { access(real(path), F_OK) == 0 }
+
+    /// Whether this process may open `path` for reading and writing, as the kernel decides
+    /// (ACLs included: udev's `uaccess` grants the seat user access by ACL, which the mode
+    /// bits do not show). Only meaningful on the real system; nil under another root.
+    func kernelAllowsReadWrite(_ path: String) -> Bool? {
+        guard root.isEmpty else { return nil }
+        return access(path, R_OK | W_OK) == 0
+    }
 }
 
 /// What `stat` says about a file, as far as access goes.

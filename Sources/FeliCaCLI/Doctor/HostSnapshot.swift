@@ -66,6 +66,9 @@ struct HostSnapshot: Sendable {
     var pcscdOpenFiles: [String]?
     /// Owner and mode of each USB device's `/dev/bus/usb` node, by node path.
     var nodes: [String: FileStatus]
+    /// The kernel's own answer to "may I open it read-write", by node path; only on the
+    /// real system (see ``HostFiles/kernelAllowsReadWrite(_:)``).
+    var nodeAccess: [String: Bool] = [:]
     /// Group and user names by id, for messages.
     var groupNames: [UInt32: String]
     var userNames: [UInt32: String]
@@ -77,7 +80,11 @@ struct HostSnapshot: Sendable {
         let users = host.read("/etc/passwd").map { parseNames($0, idField: 2) } ?? [:]
         let usb = readUSB(host)
         var nodes: [String: FileStatus] = [:]
-        for d in usb ?? [] { nodes[d.node] = host.status(d.node) }
+        var nodeAccess: [String: Bool] = [:]
+        for d in usb ?? [] {
+            nodes[d.node] = host.status(d.node)
+            nodeAccess[d.node] = host.kernelAllowsReadWrite(d.node)
+        }
         return HostSnapshot(
             usb: usb,
             modules: host.read("/proc/modules").map(parseModules),
@@ -92,7 +99,7 @@ struct HostSnapshot: Sendable {
             blacklisted: readBlacklist(host),
             pcscdSocket: host.exists("/run/pcscd/pcscd.comm"),
             pcscdOpenFiles: nil,
-            nodes: nodes,
+            nodes: nodes, nodeAccess: nodeAccess,
             groupNames: groups, userNames: users)
         .withOpenFiles(host)
     }
