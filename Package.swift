@@ -66,6 +66,11 @@ let package = Package(
             name: "FaultTests",
             dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation", "FeliCaLibNFC"],
             swiftSettings: strict),
+        // The code shown in Docs/library.md, compiled and run (and checked to match the guide).
+        .testTarget(
+            name: "DocsTests",
+            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaCards", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPCSC"],
+            exclude: ["Traces"], swiftSettings: strict),
         .testTarget(
             name: "FeliCaCLITests", dependencies: ["FeliCaCLI", "FeliCa", "FeliCaSimulation"],
             exclude: ["Golden", "Fixtures"], swiftSettings: strict),

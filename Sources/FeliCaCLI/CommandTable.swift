@@ -12,6 +12,7 @@ enum FelicaCommands {
             OrderCommand.self,
             BenchCommand.self,
             TraceCommand.self,
+            DoctorCommand.self,
         ]
     }
 }

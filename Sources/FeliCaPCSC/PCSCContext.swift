@@ -40,9 +40,24 @@ final class PCSCContext: @unchecked Sendable {
     /// Set by ``cancel()``; later waits end at once.
     private let cancelled = Mutex(false)
 
+    /// Set once the context has been released.
+    private let released = Mutex(false)
+
     private init(handle: SCARDCONTEXT) { self.handle = handle }
 
-    deinit { SCardReleaseContext(handle) }
+    /// A backstop only: the last reference can drop on any thread, even while the process
+    /// exits and libpcsclite tears itself down, so owners call ``release()`` on their device
+    /// queue first.
+    deinit { release() }
+
+    /// SCardReleaseContext, once.
+    func release() {
+        let first = released.withLock { r in
+            defer { r = true }
+            return !r
+        }
+        if first { SCardReleaseContext(handle) }
+    }
 
     /// SCardEstablishContext (system scope).
     static func establish() throws(FeliCaError) -> PCSCContext {

@@ -87,6 +87,9 @@ public final class PCSCTransport: Transport {
         } onCancel: {
             context.cancel()
         }
+        if case .failure = outcome {
+            _ = try? await queue.run { () throws(FeliCaError) in context.release() }
+        }
         let (reader, card, idm, dialect) = try outcome.get()
         let atr = try ATR(reader.atr)
         return PCSCTransport(name: name ?? device, readerName: reader.name, atr: atr, idm: idm, dialect: dialect,
@@ -122,6 +125,10 @@ public final class PCSCTransport: Transport {
         _ = try? await queue.run(limit: .seconds(2), onExpiry: FeliCaError(.timeout, "close")) { () throws(FeliCaError) in
             driver.end(Self.transmitter(card))
             card.disconnect()
+            // Released here, on the device thread, not whenever the last reference happens to
+            // drop: a release racing libpcsclite's own teardown at process exit crashed
+            // `felica` (SIGSEGV in libpcsclite, about 1 run in 400).
+            card.context.release()
         }
     }
 

@@ -2,7 +2,7 @@ import FeliCa
 import FeliCaSimulation
 import Synchronization
 
-/// A ``Transport`` that answers from a virtual card and charges each exchange the time a
+/// A `Transport` that answers from a virtual card and charges each exchange the time a
 /// ``TimingModel`` says it takes, on a ``SimulatedClock``: the modelled reader, runnable
 /// through the same code as a real one.
 ///

@@ -234,7 +234,7 @@ public enum OrderOptimizer {
         return order
     }
 
-    /// Kicks tried by ``iteratedSearch`` after the first local optimum.
+    /// Kicks tried by `iteratedSearch` after the first local optimum.
     public static let kicks = 24
 
     /// Iterated local search: window improvement, then repeatedly move a random block of

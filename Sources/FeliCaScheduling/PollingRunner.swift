@@ -38,7 +38,7 @@ public struct SystemListing: Hashable, Sendable {
 
 /// Polls system codes one after another until the card answers, the way Core NFC walks
 /// an app's list: the one runner behind timing models (a ``ModelTransport`` on a
-/// ``SimulatedClock``) and real readers (any ``Transport`` on `ContinuousClock`).
+/// ``SimulatedClock``) and real readers (any `Transport` on `ContinuousClock`).
 public struct PollingRunner: Sendable {
     /// The reader session's lifetime (nil = unlimited).
     public var sessionLimit: Duration?

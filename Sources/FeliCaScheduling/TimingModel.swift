@@ -17,7 +17,7 @@ public protocol TimingModel: Sendable {
     /// Time from the start of the session until the first command goes out.
     var startLatency: Duration { get }
     /// Time `packet` occupies the reader until `reply` arrives (nil: until it gives up).
-    /// Throws ``FeliCaError/Code/unsupported`` for exchanges the modelled reader cannot make.
+    /// Throws `FeliCaError.Code.unsupported` for exchanges the modelled reader cannot make.
     func duration(of packet: [UInt8], reply: [UInt8]?, card: VirtualCard) throws(FeliCaError) -> Duration
 }
 

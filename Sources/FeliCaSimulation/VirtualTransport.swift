@@ -1,6 +1,6 @@
 import FeliCa
 
-/// The `virtual:` device: a ``VirtualCard`` behind the ``Transport`` protocol.
+/// The `virtual:` device: a ``VirtualCard`` behind the `Transport` protocol.
 ///
 /// Without timing it answers at once (tests, the quick start). With timing it waits as
 /// long as a real card would: air time at the bit rate plus the PMm response time, and the

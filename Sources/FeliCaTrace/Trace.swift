@@ -89,7 +89,7 @@ public struct Trace: Hashable, Sendable {
 
 extension Trace {
     /// Reads a trace file. Damage (bad JSON, a line cut off mid-write, a missing field)
-    /// throws ``FeliCaError/Code/badInput`` naming the line, unless `lenient`: then the
+    /// throws `FeliCaError.Code.badInput` naming the line, unless `lenient`: then the
     /// exchanges before the damage are kept and the damage is in ``damage``.
     public static func load(path: String, lenient: Bool = false) throws(FeliCaError) -> Trace {
         let text = try TraceFile.read(path)
@@ -208,7 +208,7 @@ extension Trace {
     }
 }
 
-/// Error codes by the names traces store them under (``FeliCaError/Code/description``).
+/// Error codes by the names traces store them under (`FeliCaError.Code.description`).
 enum TraceErrorCodes {
     static let all: [FeliCaError.Code] = [
         .truncated, .trailingBytes, .badLength, .unexpectedResponse, .wrongCard, .invalidField,

@@ -4,7 +4,7 @@ import FeliCa
 import Glibc
 #endif
 
-/// The POSIX calls traces need, one small wrapper each, failures as ``FeliCaError``.
+/// The POSIX calls traces need, one small wrapper each, failures as `FeliCaError`.
 enum TraceFile {
     /// The text of the file at `path`.
     static func read(_ path: String) throws(FeliCaError) -> String {

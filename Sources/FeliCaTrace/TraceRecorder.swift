@@ -15,7 +15,7 @@ import Glibc
 /// than a whole card exchange.
 ///
 /// When a line cannot be written (disk full), the exchange throws
-/// ``FeliCaError/Code/badInput`` naming the file: a trace that silently misses exchanges
+/// `FeliCaError.Code.badInput` naming the file: a trace that silently misses exchanges
 /// would mislead whoever replays it.
 public final class TraceRecorder: Transport {
     /// The transport being recorded.

@@ -31,7 +31,7 @@ public final class TraceReplay: Transport {
 
     /// Loads the trace at `path`. With `lenient`, a damaged trace replays the exchanges
     /// before the damage (``Trace/damage`` says where it stopped); otherwise damage throws
-    /// ``FeliCaError/Code/badInput`` naming the line.
+    /// `FeliCaError.Code.badInput` naming the line.
     public static func load(_ path: String, lenient: Bool = false, name: String? = nil) throws(FeliCaError) -> TraceReplay {
         TraceReplay(try Trace.load(path: path, lenient: lenient), name: name ?? "replay:\(path)")
     }

@@ -8,7 +8,14 @@ struct DevicesCommand: CLICommand {
         CommandConfiguration(
             name: "devices",
             abstract: "List readers (libnfc, PC/SC) and built-in virtual cards, with the --device string for each.",
-            options: [CommonOptions.json])
+            discussion: """
+                Known USB readers that no stack can use right now (a kernel driver holds them, no permission, \
+                an unsupported model) are listed too, with what is in the way; `felica doctor` names the fix.
+                """,
+            options: [
+                CommonOptions.json,
+                OptionSpec("root", value: "dir", help: "Look for /sys, /proc, /dev, ... under <dir> instead of / (for tests)."),
+            ])
     }
 
     let args: ParsedArguments
@@ -16,10 +23,11 @@ struct DevicesCommand: CLICommand {
 
     func run(_ console: Console) async throws -> Int32 {
         let readers = await ExtraDevices.listReaders()
+        let blocked = Self.blockedReaders(root: args.value("root") ?? "/", listed: readers)
         let virtual = SampleCards.names.map {
             DeviceListing(stack: "virtual", name: "built-in sample card \($0)", device: "virtual:\($0)", state: "card present")
         }
-        let rows = readers + virtual
+        let rows = readers + blocked + virtual
         if args.flag("json") {
             JSONOut.print(.array(rows.map { r in
                 .object(["stack": .string(r.stack), "name": .string(r.name), "device": .string(r.device), "state": .string(r.state)])
@@ -36,5 +44,19 @@ struct DevicesCommand: CLICommand {
             console.diag("no reader found; `felica doctor` explains why. The virtual cards work without hardware.")
         }
         return ExitCode.ok
+    }
+
+    /// Readers on USB that the stacks cannot list because something is in the way, from
+    /// the same diagnosis as `felica doctor`; those a stack listed anyway are left out.
+    static func blockedReaders(root: String, listed: [DeviceListing]) -> [DeviceListing] {
+        let diagnosis = Diagnosis(HostSnapshot.read(HostFiles(root: root)))
+        return diagnosis.readers.compactMap { r in
+            guard !r.blockers.isEmpty, !listed.contains(where: { $0.device == r.device }) else { return nil }
+            var stack = "usb"
+            if case .libnfc = r.route { stack = "libnfc" }
+            if case .pcsc = r.route { stack = "pcsc" }
+            return DeviceListing(stack: stack, name: "\(r.model.name) (\(r.model.id))", device: r.device ?? "-",
+                                 state: "unusable: " + r.blockers.joined(separator: "; ") + " (see felica doctor)")
+        }
     }
 }

@@ -1,0 +1,43 @@
+import FeliCa
+import FeliCaJSON
+
+/// `felica doctor`: checks the set-up for reading cards and names the fix for each problem.
+struct DoctorCommand: CLICommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "doctor",
+            abstract: "Check the reader set-up (libraries, USB, kernel drivers, pcscd, permissions), poll each reader, and name each fix.",
+            discussion: """
+                Each check prints ok, warning or problem; a failing check is followed by the command or file \
+                that fixes it. Exits 0 when at least one reader can poll, 69 otherwise. --json prints \
+                {"checks":[{"check","verdict","summary","fix"}...],"readers":[...],"ready":true|false}.
+                --root reads /sys, /proc, /dev, /etc, /run, /usr and /var under another directory: the tests \
+                use it to run doctor on fake trees, and it diagnoses a copy of another machine's files.
+                """,
+            options: [
+                OptionSpec("device", short: "d", value: "device", help: "Poll this device instead of every reader found (repeatable).", repeatable: true),
+                OptionSpec("root", value: "dir", help: "Look for /sys, /proc, /dev, ... under <dir> instead of / (for tests)."),
+                CommonOptions.json,
+            ])
+    }
+
+    let args: ParsedArguments
+    init(_ args: ParsedArguments) throws(UsageError) {
+        self.args = args
+        if let root = args.value("root"), root.isEmpty { throw UsageError("option '--root' needs a directory") }
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let root = args.value("root") ?? "/"
+        if !HostFiles(root: "/").exists(root) {
+            throw CLIError("--root \(root): no such directory", exitCode: ExitCode.usage)
+        }
+        let report = await DoctorRun.run(root: root, devices: args.all("device"))
+        if args.flag("json") {
+            JSONOut.print(report.json(), console)
+        } else {
+            console.out(report.text())
+        }
+        return report.ready ? ExitCode.ok : ExitCode.unavailable
+    }
+}

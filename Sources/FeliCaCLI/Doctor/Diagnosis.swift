@@ -1,0 +1,309 @@
+/// How a check came out.
+enum Verdict: String, Sendable, Comparable {
+    case ok, warning, problem
+
+    static func < (a: Verdict, b: Verdict) -> Bool { a.rank < b.rank }
+    private var rank: Int { self == .ok ? 0 : self == .warning ? 1 : 2 }
+}
+
+/// One finding of `felica doctor`: what was checked, the verdict, and what fixes it.
+struct DoctorCheck: Sendable, Equatable {
+    /// Short machine name: `libnfc`, `pcsc-lite`, `usb`, `kernel-modules`, `pcscd`, `permissions`, `poll`.
+    var check: String
+    var verdict: Verdict
+    var summary: String
+    /// The exact command(s) or file that fix it; may span lines. nil when nothing needs fixing.
+    var fix: String?
+}
+
+/// A USB device matched against the known readers, with the route this tool would take.
+struct RecognizedReader: Sendable {
+    var usb: USBDevice
+    var model: KnownReader
+    /// The route in use: PC/SC when pcscd can serve it, else libnfc; nil when none can.
+    var route: KnownReader.Route?
+    /// Why it cannot be used right now (empty when nothing is in the way).
+    var blockers: [String]
+
+    /// The `--device` string that reaches it.
+    var device: String? {
+        switch route {
+        case .libnfc(let driver): "libnfc:\(driver):\(usb.busAddress)"
+        case .pcsc(let name): "pcsc:\(name)"
+        case nil: nil
+        }
+    }
+
+    var label: String { "\(model.label) on \(usb.location)" }
+}
+
+/// Turns a ``HostSnapshot`` into checks. Pure: no I/O, so every verdict is reachable from
+/// a fake tree.
+struct Diagnosis: Sendable {
+    var checks: [DoctorCheck] = []
+    var readers: [RecognizedReader] = []
+
+    /// `libnfcRequested`: the user asked for a libnfc device (`--device libnfc...`), so a
+    /// reader pcscd holds is a problem rather than a choice.
+    init(_ host: HostSnapshot, libnfcRequested: Bool = false) {
+        let pcscAvailable = host.pcscd != nil && host.ccid != nil && (host.pcscdProcess != nil || host.pcscdSocket)
+        readers = (host.usb ?? []).compactMap { usb in
+            guard let model = KnownReaders.match(vendor: usb.vendor, product: usb.product) else { return nil }
+            let route: KnownReader.Route?
+            if let name = model.pcscName, pcscAvailable || model.libnfcDriver == nil {
+                route = .pcsc(name: name)
+            } else if let driver = model.libnfcDriver {
+                route = .libnfc(driver: driver)
+            } else {
+                route = nil
+            }
+            return RecognizedReader(usb: usb, model: model, route: route, blockers: [])
+        }
+        checkLibraries(host)
+        checkUSB(host)
+        checkKernelModules(host)
+        checkPCSCD(host, libnfcRequested: libnfcRequested)
+        checkPermissions(host)
+    }
+
+    var worst: Verdict { checks.map(\.verdict).max() ?? .ok }
+
+    // MARK: - Libraries
+
+    mutating func checkLibraries(_ host: HostSnapshot) {
+        let libnfcOnly = readers.contains { $0.model.libnfcDriver != nil && $0.model.pcscName == nil }
+        if let lib = host.libnfc {
+            checks.append(DoctorCheck(check: "libnfc", verdict: .ok, summary: "libnfc \(lib.summary)"))
+        } else {
+            checks.append(DoctorCheck(
+                check: "libnfc", verdict: libnfcOnly ? .problem : .warning,
+                summary: "libnfc is not installed (no package libnfc6, no libnfc.pc, no libnfc.so): PN533, RC-S360, SCL3711 and ACR122U readers cannot be used through it",
+                fix: "sudo apt-get install libnfc6 libnfc-bin"))
+        }
+        let pcscOnly = readers.contains { $0.model.pcscName != nil && $0.model.libnfcDriver == nil }
+        var missing: [String] = []
+        if host.pcscLibrary == nil { missing.append("libpcsclite1") }
+        if host.pcscd == nil { missing.append("pcscd") }
+        if host.ccid == nil { missing.append("libccid") }
+        if missing.isEmpty {
+            let lib = host.pcscLibrary!, daemon = host.pcscd!, ccid = host.ccid!
+            checks.append(DoctorCheck(
+                check: "pcsc-lite", verdict: .ok,
+                summary: "pcsc-lite \(lib.summary); daemon \(daemon.summary); CCID driver \(ccid.summary)"))
+        } else {
+            let names = ["libpcsclite1": "the pcsc-lite library", "pcscd": "the pcscd daemon", "libccid": "the CCID driver"]
+            checks.append(DoctorCheck(
+                check: "pcsc-lite", verdict: pcscOnly ? .problem : .warning,
+                summary: "pcsc-lite is incomplete, not installed: \(missing.map { names[$0]! }.joined(separator: ", ")); PC/SC readers (RC-S300, RC-S660, ACR122U) cannot be used",
+                fix: "sudo apt-get install \(missing.joined(separator: " "))"))
+        }
+    }
+
+    // MARK: - USB
+
+    mutating func checkUSB(_ host: HostSnapshot) {
+        guard let usb = host.usb else {
+            checks.append(DoctorCheck(
+                check: "usb", verdict: .warning,
+                summary: "cannot read /sys/bus/usb/devices, so USB readers cannot be listed (no sysfs: a container or not Linux?)",
+                fix: "run `felica doctor` on the machine the reader is plugged into (or give the container /sys and the reader's /dev/bus/usb node)"))
+            return
+        }
+        if readers.isEmpty {
+            checks.append(DoctorCheck(
+                check: "usb", verdict: .problem,
+                summary: "no known NFC reader among the \(usb.count) USB device\(usb.count == 1 ? "" : "s")",
+                fix: """
+                plug in a supported reader (Docs/readers.md lists them: Sony RC-S300 or ACR122U through PC/SC, \
+                RC-S360, SCL3711 or other PN533 readers through libnfc). A PN532 on a serial port does not show up \
+                here: pass --device libnfc:pn532_uart:/dev/ttyUSB0
+                """))
+            return
+        }
+        for (i, r) in readers.enumerated() {
+            switch r.route {
+            case .pcsc(let name):
+                checks.append(DoctorCheck(
+                    check: "usb", verdict: .ok,
+                    summary: "\(r.label): served by PC/SC (pcscd with the CCID driver) as '\(name)'; --device 'pcsc:\(name)'"))
+            case .libnfc(let driver):
+                var summary = "\(r.label): served by libnfc (driver \(driver)); --device \(r.device!)"
+                if r.model.pcscName != nil { summary += " (through PC/SC instead once pcscd runs)" }
+                checks.append(DoctorCheck(check: "usb", verdict: .ok, summary: summary))
+            case nil:
+                readers[i].blockers.append("unsupported model: no libnfc driver, not a CCID reader")
+                checks.append(DoctorCheck(
+                    check: "usb", verdict: .problem,
+                    summary: "\(r.label) cannot be used: \(r.model.unsupportedReason ?? "no stack this tool uses supports it")",
+                    fix: "use a supported reader instead (Docs/readers.md): Sony RC-S300 through PC/SC, or an RC-S360, SCL3711 or ACR122U through libnfc"))
+            }
+        }
+    }
+
+    // MARK: - Kernel modules
+
+    mutating func checkKernelModules(_ host: HostSnapshot) {
+        let bound = Set(readers.flatMap(\.usb.interfaceDrivers))
+        guard host.modules != nil || !bound.isEmpty else {
+            checks.append(DoctorCheck(
+                check: "kernel-modules", verdict: .warning,
+                summary: "cannot read /proc/modules: kernel NFC drivers (pn533_usb, port100) that would hold a reader are not checked",
+                fix: "check by hand: lsmod | grep -E '^(pn533|port100|nfc)'"))
+            return
+        }
+        var any = false
+        for driver in KnownReaders.kernelModules.keys.sorted() where host.isLoaded(driver) || bound.contains(driver) {
+            any = true
+            let claimed = readers.indices.filter { readers[$0].model.kernelDriver == driver }
+            let usable = claimed.filter { readers[$0].route != nil }
+            if !claimed.isEmpty && usable.isEmpty {
+                checks.append(DoctorCheck(
+                    check: "kernel-modules", verdict: .ok,
+                    summary: "kernel module \(driver) is loaded; it drives only \(claimed.map { readers[$0].model.name }.joined(separator: ", ")), which this tool cannot use anyway"))
+                continue
+            }
+            for i in usable { readers[i].blockers.append("held by kernel module \(driver)") }
+            let fix = modulesFix(driver, host)
+            if usable.isEmpty {
+                let families = KnownReaders.all.filter { $0.kernelDriver == driver && !$0.routes.isEmpty }.map(\.name)
+                checks.append(DoctorCheck(
+                    check: "kernel-modules", verdict: .warning,
+                    summary: "kernel module \(driver) is loaded: it will take \(families.joined(separator: ", ")) readers away from libnfc and pcscd as soon as one is plugged in",
+                    fix: fix))
+            } else {
+                let names = usable.map { readers[$0].model.label }.joined(separator: ", ")
+                let who = usable.contains { readers[$0].model.pcscName != nil } ? "libnfc and pcscd" : "libnfc"
+                let them = usable.count == 1 ? "it" : "them"
+                checks.append(DoctorCheck(
+                    check: "kernel-modules", verdict: .problem,
+                    summary: "kernel module \(driver) is loaded and holds \(names): \(who) cannot open \(them) while the kernel driver is bound",
+                    fix: fix))
+            }
+        }
+        if !any {
+            let others = ["pn533", "nfc"].filter(host.isLoaded)
+            checks.append(DoctorCheck(
+                check: "kernel-modules", verdict: .ok,
+                summary: "no kernel NFC driver that claims USB readers is loaded (pn533_usb, port100)"
+                    + (others.isEmpty ? "" : "; \(others.joined(separator: ", ")) loaded without one")))
+        }
+    }
+
+    /// `sudo modprobe -r` for the driver and the modules it pulled in that nothing else
+    /// uses, then the blacklist lines still missing from modprobe.d.
+    func modulesFix(_ driver: String, _ host: HostSnapshot) -> String {
+        let chain = KnownReaders.kernelModules[driver] ?? [driver]
+        var remove: [String] = []
+        for m in chain {
+            guard let loaded = host.modules?[m] else {
+                if m == driver { remove.append(m) }  // bound per sysfs though /proc/modules is unreadable
+                continue
+            }
+            if loaded.usedBy.allSatisfy(remove.contains) { remove.append(m) }
+        }
+        let wanted = driver == "pn533_usb" ? KnownReaders.blacklist : [driver]
+        let missing = wanted.filter { !host.blacklisted.contains($0) }
+        var fix = "unload it now: sudo modprobe -r \(remove.joined(separator: " "))"
+        if missing.isEmpty {
+            fix += "\n(already blacklisted in modprobe.d, so it stays unloaded after a reboot)"
+        } else {
+            fix += "\nkeep it from loading again: create /etc/modprobe.d/blacklist-libnfc.conf containing\n"
+                + wanted.map { "  blacklist \($0)" }.joined(separator: "\n")
+        }
+        return fix
+    }
+
+    // MARK: - pcscd
+
+    mutating func checkPCSCD(_ host: HostSnapshot, libnfcRequested: Bool) {
+        let pcscOnly = readers.filter { $0.model.pcscName != nil && $0.model.libnfcDriver == nil }
+        guard let process = host.pcscdProcess else {
+            if host.pcscdSocket {
+                checks.append(DoctorCheck(check: "pcscd", verdict: .ok, summary: "pcscd is not running but starts on demand (socket /run/pcscd/pcscd.comm)"))
+            } else if !pcscOnly.isEmpty {
+                for r in pcscOnly { if let i = readers.firstIndex(where: { $0.usb.sysfsName == r.usb.sysfsName }) { readers[i].blockers.append("pcscd is not running") } }
+                checks.append(DoctorCheck(
+                    check: "pcscd", verdict: .problem,
+                    summary: "pcscd is not running, and \(pcscOnly.map(\.model.label).joined(separator: ", ")) is reached only through it",
+                    fix: host.pcscd == nil ? "sudo apt-get install pcscd libccid" : "sudo systemctl enable --now pcscd.socket"))
+            } else {
+                checks.append(DoctorCheck(check: "pcscd", verdict: .ok, summary: "pcscd is not running (only PC/SC readers need it)"))
+            }
+            return
+        }
+        var held: [String] = []
+        for i in readers.indices where readers[i].model.libnfcDriver != nil {
+            let r = readers[i]
+            let holds: Bool
+            if let files = host.pcscdOpenFiles {
+                holds = files.contains(r.usb.node)
+            } else {
+                // pcscd's open files are not readable (it runs as root); its CCID driver claims
+                // every reader it lists, and a user-space claim shows as usbfs in sysfs.
+                holds = r.model.pcscName != nil && (r.usb.interfaceDrivers.isEmpty || r.usb.interfaceDrivers.contains("usbfs"))
+            }
+            guard holds else { continue }
+            held.append(r.model.label)
+            let stop = "sudo systemctl stop pcscd.socket pcscd.service"
+            if let name = r.model.pcscName, !libnfcRequested {
+                checks.append(DoctorCheck(
+                    check: "pcscd", verdict: .ok,
+                    summary: "pcscd (pid \(process.pid)) holds \(r.label), so this tool reaches it through PC/SC ('pcsc:\(name)'), not libnfc"))
+            } else if let name = r.model.pcscName {
+                readers[i].blockers.append("held by pcscd")
+                checks.append(DoctorCheck(
+                    check: "pcscd", verdict: .warning,
+                    summary: "pcscd (pid \(process.pid)) holds \(r.label): libnfc cannot open it while pcscd runs",
+                    fix: "use it through PC/SC instead: --device 'pcsc:\(name)'\nor, to use libnfc, stop pcscd: \(stop)"))
+            } else {
+                readers[i].blockers.append("held by pcscd")
+                checks.append(DoctorCheck(
+                    check: "pcscd", verdict: .problem,
+                    summary: "pcscd (pid \(process.pid)) holds \(r.label), which only libnfc can drive: libnfc cannot open it while pcscd runs",
+                    fix: "stop pcscd: \(stop)\n(or remove the pcscd driver that claims \(r.model.id))"))
+            }
+        }
+        if held.isEmpty {
+            checks.append(DoctorCheck(check: "pcscd", verdict: .ok, summary: "pcscd is running (pid \(process.pid)) and holds no reader libnfc needs"))
+        }
+    }
+
+    // MARK: - Permissions
+
+    mutating func checkPermissions(_ host: HostSnapshot) {
+        let me = host.identity
+        let who = "you (user \(host.userName(me.uid)), uid \(me.uid))"
+        for i in readers.indices {
+            guard case .libnfc = readers[i].route else { continue }
+            let r = readers[i]
+            guard let st = host.nodes[r.usb.node] else {
+                readers[i].blockers.append("no device node")
+                checks.append(DoctorCheck(
+                    check: "permissions", verdict: .problem,
+                    summary: "\(r.usb.node) does not exist for \(r.label): libusb cannot open the reader (is /dev/bus/usb mounted? in a container, pass the device in)",
+                    fix: "docker/podman: run with --device \(r.usb.node); otherwise check that udev is running: systemctl status systemd-udevd"))
+                continue
+            }
+            let owner = "\(host.userName(st.uid)):\(host.groupName(st.gid)) \(st.permissions)"
+            if host.nodeAccess[r.usb.node] ?? st.allowsReadWrite(by: me) {
+                checks.append(DoctorCheck(check: "permissions", verdict: .ok, summary: "\(who) can open \(r.usb.node) (\(owner)) for \(r.model.name)"))
+                continue
+            }
+            readers[i].blockers.append("no permission on \(r.usb.node)")
+            let rule = "SUBSYSTEM==\"usb\", ATTRS{idVendor}==\"\(hex4(r.model.vendor))\", ATTRS{idProduct}==\"\(hex4(r.model.product))\", MODE=\"0660\", GROUP=\"plugdev\", TAG+=\"uaccess\""
+            var fix = """
+                install a udev rule, /etc/udev/rules.d/60-felica.rules:
+                  \(rule)
+                then: sudo udevadm control --reload-rules && sudo udevadm trigger --subsystem-match=usb
+                """
+            let plugdev = host.groupNames.first { $0.value == "plugdev" }?.key
+            if plugdev == nil || !(me.groups.contains(plugdev!) || me.gid == plugdev!) {
+                fix += "\nand join the plugdev group (then log in again): sudo usermod -aG plugdev \(host.userName(me.uid))"
+            }
+            checks.append(DoctorCheck(
+                check: "permissions", verdict: .problem,
+                summary: "\(who) cannot open \(r.usb.node) (\(owner)) for \(r.label): libnfc will not see the reader",
+                fix: fix))
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import FeliCa
+import FeliCaJSON
+
+/// The whole of one `felica doctor` run: the system checks, then a poll on each reader.
+struct DoctorRun: Sendable {
+    var diagnosis: Diagnosis
+    /// One `poll` check per device tried.
+    var polls: [DoctorCheck] = []
+    /// Devices that answered the poll (with or without a card).
+    var polled: [String] = []
+
+    var checks: [DoctorCheck] { diagnosis.checks + polls }
+    var ready: Bool { !polled.isEmpty }
+
+    /// Reads the system under `root` and diagnoses it; polls `devices`, or every reader the
+    /// stacks list when none are given.
+    static func run(root: String, devices: [String]) async -> DoctorRun {
+        let host = HostSnapshot.read(HostFiles(root: root))
+        var targets = devices
+        if targets.isEmpty {
+            targets = await ExtraDevices.listReaders().map(\.device)
+            // The reader the other commands would use is polled too, even when no stack lists it
+            // (a serial PN532, say).
+            if let chosen = DeviceResolver.environment("FELICA_DEVICE"), !chosen.isEmpty, !targets.contains(chosen) {
+                targets.insert(chosen, at: 0)
+            }
+        }
+        var run = DoctorRun(diagnosis: Diagnosis(host, libnfcRequested: targets.contains { $0.hasPrefix("libnfc") }))
+        if targets.isEmpty {
+            run.polls.append(DoctorCheck(
+                check: "poll", verdict: .problem,
+                summary: "no reader to poll: neither libnfc nor PC/SC lists one",
+                fix: "fix the problems above, then check with `felica devices`; to try the tool without hardware: felica balance --device virtual:suica"))
+        }
+        for device in targets {
+            let check = await poll(device)
+            if check.verdict == .ok { run.polled.append(device) }
+            run.polls.append(check)
+        }
+        return run
+    }
+
+    /// One wildcard Polling on `device`: a card, no card (the reader works) or an error.
+    static func poll(_ device: String) async -> DoctorCheck {
+        let transport: any Transport
+        do {
+            transport = try await DeviceResolver.open(Self.withoutCardWait(device))
+        } catch let error as FeliCaError where error.code == .noCard {
+            // PC/SC connects to the card when it opens: an empty reader answers "no card".
+            return DoctorCheck(check: "poll", verdict: .ok, summary: "\(device): works, no card on it (place a card to read one)")
+        } catch {
+            return DoctorCheck(check: "poll", verdict: .problem, summary: "\(device): cannot open: \(describe(error))",
+                               fix: "fix the problems above, then try again: felica poll --device \(quoted(device))")
+        }
+        let session = CardSession(transport: transport)
+        do {
+            if let r = try await session.poll() {
+                await transport.close()
+                return DoctorCheck(check: "poll", verdict: .ok, summary: "\(device): a card answered (IDm \(r.idm), IC \(r.pmm.ic))")
+            }
+            await transport.close()
+            return DoctorCheck(check: "poll", verdict: .ok, summary: "\(device): polls, no card on it (place a card to read one)")
+        } catch {
+            await transport.close()
+            let real = device.hasPrefix("libnfc") || device.hasPrefix("pcsc")
+            return DoctorCheck(check: "poll", verdict: .problem, summary: "\(device): polling failed: \(error.reason)",
+                               fix: (real ? "unplug and replug the reader, then try again: " : "try it on its own: ")
+                                   + "felica poll --device \(quoted(device))")
+        }
+    }
+
+    /// A PC/SC device that does not say how long to wait for a card gets `?wait=0`: doctor
+    /// asks whether the reader works, not for a card to be placed.
+    static func withoutCardWait(_ device: String) -> String {
+        guard device == "pcsc" || device.hasPrefix("pcsc:"), !device.contains("?") else { return device }
+        return device + "?wait=0"
+    }
+
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case let e as FeliCaError: e.reason
+        case let e as CLIError: e.message
+        case let e as UsageError: e.message
+        default: "\(error)"
+        }
+    }
+
+    /// Shell-quotes a device string when it needs it (PC/SC names have spaces).
+    static func quoted(_ s: String) -> String {
+        s.allSatisfy { $0.isLetter || $0.isNumber || ":/._-=?".contains($0) } ? s : "'\(s)'"
+    }
+
+    // MARK: - Output
+
+    /// The report as text: one line per check, the fix indented under it, a closing line.
+    func text() -> String {
+        var out = ""
+        for c in checks {
+            // A reason can span lines (a replay's expected and actual packets): keep them under the summary.
+            out += Self.pad(c.verdict.rawValue, 9) + c.summary.split(separator: "\n", omittingEmptySubsequences: false)
+                .joined(separator: "\n         ") + "\n"
+            if let fix = c.fix {
+                let lines = fix.split(separator: "\n", omittingEmptySubsequences: false)
+                out += "         fix: " + lines[0] + "\n"
+                for line in lines.dropFirst() { out += "              " + line + "\n" }
+            }
+        }
+        let problems = checks.filter { $0.verdict == .problem }.count
+        let warnings = checks.filter { $0.verdict == .warning }.count
+        var tally: [String] = []
+        if problems > 0 { tally.append("\(problems) problem\(problems == 1 ? "" : "s")") }
+        if warnings > 0 { tally.append("\(warnings) warning\(warnings == 1 ? "" : "s")") }
+        out += "\n" + (tally.isEmpty ? "no problems" : tally.joined(separator: ", ")) + "; "
+        out += ready ? "ready: \(polled.count) reader\(polled.count == 1 ? "" : "s") can poll (\(polled.joined(separator: ", ")))\n"
+                     : "not ready: no reader can poll\n"
+        return out
+    }
+
+    static func pad(_ s: String, _ n: Int) -> String { s + String(repeating: " ", count: max(1, n - s.count)) }
+
+    /// The report as JSON (stable keys: `checks`, `readers`, `ready`).
+    func json() -> JSONValue {
+        .object([
+            "checks": .array(checks.map { c in
+                .object(["check": .string(c.check), "verdict": .string(c.verdict.rawValue), "summary": .string(c.summary),
+                         "fix": c.fix.map { .string($0) } ?? .null])
+            }),
+            "readers": .array(diagnosis.readers.map { r in
+                var stack: JSONValue = .null
+                if case .libnfc = r.route { stack = .string("libnfc") }
+                if case .pcsc = r.route { stack = .string("pcsc") }
+                return .object([
+                    "name": .string(r.model.name), "id": .string(r.model.id),
+                    "bus": .number(Double(r.usb.bus)), "devnum": .number(Double(r.usb.device)),
+                    "node": .string(r.usb.node), "stack": stack, "device": r.device.map { .string($0) } ?? .null,
+                    "blockers": .array(r.blockers.map { .string($0) }),
+                ])
+            }),
+            "ready": .bool(ready),
+        ])
+    }
+}

@@ -1,0 +1,241 @@
+/// One USB device from sysfs.
+struct USBDevice: Sendable {
+    /// Its directory name under `/sys/bus/usb/devices` (`1-2`).
+    var sysfsName: String
+    var vendor: UInt16
+    var product: UInt16
+    var productName: String?
+    var bus: Int
+    var device: Int
+    /// Kernel drivers bound to its interfaces (`pn533_usb`, `usbfs` for a user-space claim).
+    var interfaceDrivers: [String]
+
+    var id: String { "\(hex4(vendor)):\(hex4(product))" }
+    /// `001:004`, as libnfc's USB drivers and `lsusb` number it.
+    var busAddress: String { "\(pad3(bus)):\(pad3(device))" }
+    /// The usbfs node libusb opens.
+    var node: String { "/dev/bus/usb/\(pad3(bus))/\(pad3(device))" }
+    var location: String { "USB bus \(pad3(bus)) device \(pad3(device))" }
+}
+
+private func pad3(_ n: Int) -> String {
+    let s = String(n)
+    return String(repeating: "0", count: max(0, 3 - s.count)) + s
+}
+
+/// A line of `/proc/modules`.
+struct LoadedModule: Sendable {
+    var name: String
+    /// Modules that depend on it (the fourth column).
+    var usedBy: [String]
+}
+
+/// A running process.
+struct HostProcess: Sendable {
+    var pid: Int
+    var command: String
+}
+
+/// A library or program found installed, with where its version came from.
+struct Installed: Sendable {
+    var version: String?
+    /// "Debian package libnfc6", "libnfc.pc", "/usr/lib/x86_64-linux-gnu/libnfc.so.6.0.0".
+    var source: String
+
+    var summary: String { (version.map { "\($0) " } ?? "") + "(\(source))" }
+}
+
+/// Everything `felica doctor` reads from the system, gathered once.
+struct HostSnapshot: Sendable {
+    /// nil when `/sys/bus/usb/devices` cannot be read (no sysfs, e.g. some containers).
+    var usb: [USBDevice]?
+    /// nil when `/proc/modules` cannot be read.
+    var modules: [String: LoadedModule]?
+    var processes: [HostProcess]
+    var identity: Identity
+    var libnfc: Installed?
+    var pcscLibrary: Installed?
+    var pcscd: Installed?
+    var ccid: Installed?
+    /// Modules named by `blacklist` lines in modprobe.d.
+    var blacklisted: Set<String>
+    /// pcscd's socket exists: it starts on demand even when not running.
+    var pcscdSocket: Bool
+    /// What pcscd has open (targets of `/proc/<pid>/fd/*`); nil when not running or not
+    /// readable (another user's process).
+    var pcscdOpenFiles: [String]?
+    /// Owner and mode of each USB device's `/dev/bus/usb` node, by node path.
+    var nodes: [String: FileStatus]
+    /// The kernel's own answer to "may I open it read-write", by node path; only on the
+    /// real system (see ``HostFiles/kernelAllowsReadWrite(_:)``).
+    var nodeAccess: [String: Bool] = [:]
+    /// Group and user names by id, for messages.
+    var groupNames: [UInt32: String]
+    var userNames: [UInt32: String]
+
+    static func read(_ host: HostFiles) -> HostSnapshot {
+        let dpkg = host.read("/var/lib/dpkg/status").map(parseDpkgStatus) ?? [:]
+        let libDirs = libraryDirectories(host)
+        let groups = host.read("/etc/group").map { parseNames($0, idField: 2) } ?? [:]
+        let users = host.read("/etc/passwd").map { parseNames($0, idField: 2) } ?? [:]
+        let usb = readUSB(host)
+        var nodes: [String: FileStatus] = [:]
+        var nodeAccess: [String: Bool] = [:]
+        for d in usb ?? [] {
+            nodes[d.node] = host.status(d.node)
+            nodeAccess[d.node] = host.kernelAllowsReadWrite(d.node)
+        }
+        return HostSnapshot(
+            usb: usb,
+            modules: host.read("/proc/modules").map(parseModules),
+            processes: readProcesses(host),
+            identity: host.read("/proc/self/status").flatMap(Identity.init(status:)) ?? .current(),
+            libnfc: findLibrary(host, libDirs, dpkg: dpkg, packagePrefix: "libnfc", pc: "libnfc.pc", so: "libnfc.so."),
+            pcscLibrary: findLibrary(host, libDirs, dpkg: dpkg, packagePrefix: "libpcsclite", pc: "libpcsclite.pc", so: "libpcsclite.so."),
+            pcscd: dpkg["pcscd"].map { Installed(version: $0, source: "Debian package pcscd") }
+                ?? (host.exists("/usr/sbin/pcscd") ? Installed(version: nil, source: "/usr/sbin/pcscd") : nil),
+            ccid: dpkg["libccid"].map { Installed(version: $0, source: "Debian package libccid") }
+                ?? (host.exists("/usr/lib/pcsc/drivers/ifd-ccid.bundle") ? Installed(version: nil, source: "/usr/lib/pcsc/drivers/ifd-ccid.bundle") : nil),
+            blacklisted: readBlacklist(host),
+            pcscdSocket: host.exists("/run/pcscd/pcscd.comm"),
+            pcscdOpenFiles: nil,
+            nodes: nodes, nodeAccess: nodeAccess,
+            groupNames: groups, userNames: users)
+        .withOpenFiles(host)
+    }
+
+    private func withOpenFiles(_ host: HostFiles) -> HostSnapshot {
+        guard let pid = pcscdProcess?.pid, let fds = host.list("/proc/\(pid)/fd") else { return self }
+        var copy = self
+        copy.pcscdOpenFiles = fds.compactMap { host.link("/proc/\(pid)/fd/\($0)") }
+        return copy
+    }
+
+    /// USB devices (not hubs' interfaces) with their ids and bound interface drivers.
+    static func readUSB(_ host: HostFiles) -> [USBDevice]? {
+        let base = "/sys/bus/usb/devices"
+        guard let names = host.list(base) else { return nil }
+        var devices: [USBDevice] = []
+        for name in names where !name.contains(":") {
+            let dir = "\(base)/\(name)"
+            guard let v = host.attribute("\(dir)/idVendor").flatMap({ UInt16($0, radix: 16) }),
+                  let p = host.attribute("\(dir)/idProduct").flatMap({ UInt16($0, radix: 16) }),
+                  let bus = host.attribute("\(dir)/busnum").flatMap({ Int($0) }),
+                  let dev = host.attribute("\(dir)/devnum").flatMap({ Int($0) })
+            else { continue }
+            let drivers = names.filter { $0.hasPrefix(name + ":") }.compactMap { iface in
+                host.link("\(base)/\(iface)/driver").map { String($0.split(separator: "/").last ?? "") }
+            }
+            devices.append(USBDevice(sysfsName: name, vendor: v, product: p, productName: host.attribute("\(dir)/product"),
+                                     bus: bus, device: dev, interfaceDrivers: drivers))
+        }
+        return devices.sorted { ($0.bus, $0.device) < ($1.bus, $1.device) }
+    }
+
+    /// `name size refcount used,by, state address`.
+    static func parseModules(_ text: String) -> [String: LoadedModule] {
+        var out: [String: LoadedModule] = [:]
+        for line in text.split(separator: "\n") {
+            let f = line.split(separator: " ")
+            guard let name = f.first else { continue }
+            let users = f.count > 3 && f[3] != "-" ? f[3].split(separator: ",").map(String.init) : []
+            out[String(name)] = LoadedModule(name: String(name), usedBy: users)
+        }
+        return out
+    }
+
+    static func readProcesses(_ host: HostFiles) -> [HostProcess] {
+        (host.list("/proc") ?? []).compactMap { name in
+            guard let pid = Int(name), let comm = host.attribute("/proc/\(name)/comm") else { return nil }
+            return HostProcess(pid: pid, command: comm)
+        }.sorted { $0.pid < $1.pid }
+    }
+
+    /// Installed packages and versions from dpkg's database (what `dpkg-query -W` prints).
+    static func parseDpkgStatus(_ text: String) -> [String: String] {
+        var out: [String: String] = [:]
+        for stanza in text.split(separator: "\n\n", omittingEmptySubsequences: true) {
+            var name: String?, version: String?, installed = false
+            for line in stanza.split(separator: "\n") {
+                if line.hasPrefix("Package: ") { name = String(line.dropFirst(9)).trimmingWhitespace() }
+                if line.hasPrefix("Version: ") { version = String(line.dropFirst(9)).trimmingWhitespace() }
+                if line.hasPrefix("Status: ") { installed = line.hasSuffix(" installed") }
+            }
+            if let name, let version, installed {
+                // Multi-arch packages appear as `libnfc6` with an Architecture line; the name is enough here.
+                out[name] = version
+            }
+        }
+        return out
+    }
+
+    /// `name:x:id:...` files (/etc/group, /etc/passwd).
+    static func parseNames(_ text: String, idField: Int) -> [UInt32: String] {
+        var out: [UInt32: String] = [:]
+        for line in text.split(separator: "\n") {
+            let f = line.split(separator: ":", omittingEmptySubsequences: false)
+            if f.count > idField, let id = UInt32(f[idField]), out[id] == nil { out[id] = String(f[0]) }
+        }
+        return out
+    }
+
+    static func libraryDirectories(_ host: HostFiles) -> [String] {
+        var dirs: [String] = []
+        for base in ["/usr/lib", "/lib"] {
+            for name in host.list(base) ?? [] where name.hasSuffix("-linux-gnu") { dirs.append("\(base)/\(name)") }
+        }
+        return dirs + ["/usr/lib64", "/usr/lib", "/usr/local/lib", "/lib64"]
+    }
+
+    /// A library's version from dpkg, else its pkg-config file, else the shared object's name.
+    static func findLibrary(_ host: HostFiles, _ dirs: [String], dpkg: [String: String], packagePrefix: String, pc: String, so: String) -> Installed? {
+        // Runtime packages are named <prefix><soname digits>: libnfc6, libpcsclite1.
+        let runtime = dpkg.filter { $0.key.count > packagePrefix.count && $0.key.hasPrefix(packagePrefix)
+            && $0.key.dropFirst(packagePrefix.count).allSatisfy(\.isNumber) }
+        if let hit = runtime.max(by: { $0.key < $1.key }) {
+            return Installed(version: upstreamVersion(hit.value), source: "Debian package \(hit.key) \(hit.value)")
+        }
+        for dir in dirs {
+            if let text = host.read("\(dir)/pkgconfig/\(pc)"),
+               let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Version:") }) {
+                return Installed(version: String(line.dropFirst(8)).trimmingWhitespace(), source: "\(dir)/pkgconfig/\(pc)")
+            }
+        }
+        for dir in dirs {
+            if let file = host.list(dir)?.filter({ $0.hasPrefix(so) }).max(by: { $0.count < $1.count }) {
+                return Installed(version: nil, source: "\(dir)/\(file)")
+            }
+        }
+        return nil
+    }
+
+    /// `1.8.0-2` → `1.8.0`; `1:2.0.1-3` → `2.0.1`.
+    static func upstreamVersion(_ v: String) -> String {
+        var s = Substring(v)
+        if let colon = s.firstIndex(of: ":") { s = s[s.index(after: colon)...] }
+        if let dash = s.lastIndex(of: "-") { s = s[..<dash] }
+        return String(s)
+    }
+
+    static func readBlacklist(_ host: HostFiles) -> Set<String> {
+        var out: Set<String> = []
+        for dir in ["/etc/modprobe.d", "/lib/modprobe.d", "/usr/lib/modprobe.d", "/run/modprobe.d"] {
+            for file in host.list(dir) ?? [] where file.hasSuffix(".conf") {
+                for line in (host.read("\(dir)/\(file)") ?? "").split(separator: "\n") {
+                    let f = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+                    if f.count >= 2 && f[0] == "blacklist" { out.insert(String(f[1])) }
+                }
+            }
+        }
+        return out
+    }
+
+    // MARK: - Questions
+
+    var pcscdProcess: HostProcess? { processes.first { $0.command == "pcscd" } }
+
+    func isLoaded(_ module: String) -> Bool { modules?[module] != nil }
+
+    func groupName(_ gid: UInt32) -> String { groupNames[gid] ?? String(gid) }
+    func userName(_ uid: UInt32) -> String { userNames[uid] ?? String(uid) }
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Device discovery end to end, with readers on both stacks at once: a PN532 emulator that
+# libnfc reaches (LIBNFC_DEVICE) and pcscd with vpcd's two slots, one holding a card.
+# `felica devices` must list all three; a command without --device must say which reader it
+# took and how to choose; `felica doctor` must poll each and exit 0.
+#
+# Like 50-pcsc.sh it runs in a private mount + network namespace, so its pcscd (socket
+# /run/pcscd/pcscd.comm, vpcd port 35963) lives beside any other.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+if [[ -z "${FELICA_DEVICES_NAMESPACE:-}" ]]; then
+  for flags in "-m -n" "-r -m -n"; do
+    # shellcheck disable=SC2086
+    if unshare $flags true 2>/dev/null; then
+      FELICA_DEVICES_NAMESPACE=1 exec unshare $flags bash "$0" "$@"
+    fi
+  done
+  echo "60-devices: skipped: needs 'unshare -m -n' for a private pcscd" >&2
+  exit 0
+fi
+ip link set lo up
+mkdir -p /run/pcscd 2>/dev/null
+mount -t tmpfs tmpfs /run/pcscd
+
+# The libnfc reader holds a different card from the PC/SC one, so outputs tell them apart.
+other=Tests/FeliCaCLITests/Fixtures/two-system.json
+bin="${FELICA_BIN:-$(swift build --show-bin-path)}"
+felica="$bin/felica"
+sim="$bin/felica-sim"
+export LIBNFC_AUTO_SCAN=false LIBNFC_LOG_LEVEL=0
+unset FELICA_DEVICE PCSCLITE_CSOCK_NAME
+work="$(mktemp -d)"
+pids=()
+failures=0
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "  FAIL: $*" >&2; failures=$((failures + 1)); }
+pass() { echo "  ok: $*" >&2; }
+
+pcscd --foreground >"$work/pcscd.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 500); do [[ -S /run/pcscd/pcscd.comm ]] && break; sleep 0.01; done
+[[ -S /run/pcscd/pcscd.comm ]] || { echo "60-devices: pcscd did not start: $(cat "$work/pcscd.log")" >&2; exit 1; }
+
+"$sim" vpcd --card suica 2>"$work/vpcd.log" &
+pids+=($!)
+"$sim" pn532 --card "$other" --link "$work/pn532" >"$work/pn532.out" 2>"$work/pn532.err" &
+pids+=($!)
+for _ in $(seq 200); do [[ -s "$work/pn532.out" ]] && break; sleep 0.05; done
+connstring=$(head -n 1 "$work/pn532.out")
+[[ "$connstring" == pn532_uart:* ]] || { echo "60-devices: PN532 emulator did not start: $(cat "$work/pn532.err")" >&2; exit 1; }
+export LIBNFC_DEVICE="$connstring"
+
+# vpcd takes a moment to hand pcscd the card.
+for _ in $(seq 100); do
+  timeout 10 "$felica" devices --json >"$work/devices" 2>/dev/null
+  grep -q '"state":"FeliCa card present"' "$work/devices" && break
+  sleep 0.1
+done
+
+echo "-- felica devices" >&2
+for row in "\"stack\":\"libnfc\",\"name\":\"[^\"]*\",\"device\":\"libnfc:$connstring\",\"state\":\"ready\"" \
+           '"stack":"pcsc","name":"Virtual PCD 00 00","device":"pcsc:Virtual PCD 00 00","state":"FeliCa card present"' \
+           '"stack":"pcsc","name":"Virtual PCD 00 01","device":"pcsc:Virtual PCD 00 01","state":"empty"'; do
+  if grep -q -- "$row" "$work/devices"; then pass "listed: $row"; else fail "not listed: $row in $(cat "$work/devices")"; fi
+done
+if timeout 10 "$felica" devices >"$work/table" 2>&1 && head -n 1 "$work/table" | grep -q "^STACK  *NAME  *DEVICE  *STATE$"; then
+  pass "one table for every stack"
+else
+  fail "devices table: $(cat "$work/table")"
+fi
+
+echo "-- default device" >&2
+timeout 30 "$felica" poll --device "virtual:$other" >"$work/other" 2>&1
+rc=0
+timeout 30 "$felica" poll >"$work/poll.out" 2>"$work/poll.err" || rc=$?
+expected="3 readers found, using libnfc:$connstring — pass --device to choose"
+if ((rc != 0)); then
+  fail "felica poll without --device: exit $rc: $(cat "$work/poll.err")"
+elif [[ "$(cat "$work/poll.err")" != "$expected" ]]; then
+  fail "felica poll without --device said '$(cat "$work/poll.err")', expected '$expected'"
+elif ! diff -u "$work/other" "$work/poll.out" >&2; then
+  fail "felica poll without --device did not read the libnfc reader's card"
+else
+  pass "$expected"
+fi
+rc=0
+FELICA_DEVICE="pcsc:Virtual PCD 00 00" timeout 30 "$felica" poll >"$work/poll.out" 2>"$work/poll.err" || rc=$?
+timeout 30 "$felica" poll --device virtual:suica >"$work/suica" 2>&1
+if ((rc == 0)) && [[ ! -s "$work/poll.err" ]] && diff -q "$work/suica" "$work/poll.out" >/dev/null; then
+  pass "FELICA_DEVICE chooses without a word"
+else
+  fail "FELICA_DEVICE=pcsc:Virtual PCD 00 00: exit $rc, stderr '$(cat "$work/poll.err")'"
+fi
+
+echo "-- felica doctor" >&2
+rc=0
+timeout 60 "$felica" doctor >"$work/doctor" 2>&1 || rc=$?
+for line in "ok       libnfc:$connstring: a card answered (IDm " \
+            "ok       pcsc:Virtual PCD 00 00: a card answered (IDm " \
+            "ok       pcsc:Virtual PCD 00 01: works, no card on it" \
+            "ready: 3 readers can poll"; do
+  if grep -qF -- "$line" "$work/doctor"; then pass "doctor: $line"; else fail "doctor lacks '$line':"; sed 's/^/     /' "$work/doctor" >&2; fi
+done
+((rc == 0)) && pass "doctor exits 0" || fail "doctor exit $rc"
+
+if ((failures)); then
+  echo "60-devices: $failures failure(s)" >&2
+  exit 1
+fi
+echo "60-devices: all passed" >&2
