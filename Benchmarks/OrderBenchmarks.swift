@@ -19,21 +19,10 @@ func orderBenchmarks() async {
     }
 }
 
-/// Deterministic random numbers, so every run times the same populations.
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// `cards` cards, each holding 1-4 of `codes` codes, with random shares.
 private func population(codes: [SystemCode], cards: Int, seed: UInt64) throws -> Population {
-    var rng = SplitMix(state: seed)
+    var rng = SeededRandom(state: seed)
     return try Population(cards: (0..<cards).map { i in
         let held = (0..<Int.random(in: 1...4, using: &rng)).map { _ in codes.randomElement(using: &rng)! }
         return Population.Card(name: "card\(i)", weight: Double.random(in: 0.01...1, using: &rng), systems: Array(Set(held)).sorted())

@@ -40,6 +40,4 @@ public final class Console: Sendable {
     public func endProgress() {
         if isatty(2) != 0 { write(2, "\r\u{1B}[K") }
     }
-
-    public func flush() {}
 }

@@ -61,17 +61,28 @@ public enum DeviceResolver {
     /// when there are several or none.
     static func openDefault(dialect: String? = nil, console: Console?) async throws -> any Transport {
         let readers = await ExtraDevices.listReaders()
-        guard let first = readers.first else {
+        guard let (first, note) = choose(readers) else {
             throw FeliCaError(.noReader, """
                 no reader found (looked for libnfc and PC/SC readers).
                   Plug in a reader, then run `felica devices` to check it is seen (`felica doctor` explains set-up problems).
                   To try the tool without hardware: felica balance --device virtual:suica
                 """)
         }
-        if readers.count > 1 {
-            console?.diag("\(readers.count) readers found, using \(first.device) — pass --device to choose")
-        }
+        if let note { console?.diag(note) }
         return try await open(first.device, dialect: first.stack == "pcsc" ? dialect : nil, console: console)
+    }
+
+    /// The reader a command without `--device` uses: the first one that can be opened
+    /// (else the first, so its own error explains why), and a note when there was a choice.
+    static func choose(_ readers: [DeviceListing]) -> (DeviceListing, note: String?)? {
+        let usable = readers.filter { !$0.state.hasPrefix("cannot open") && !$0.state.hasPrefix("unusable") }
+        guard let first = usable.first ?? readers.first else { return nil }
+        guard readers.count > 1 else { return (first, nil) }
+        let skipped = readers.count - usable.count
+        let note = "\(readers.count) readers found, using \(first.device)"
+            + (skipped > 0 && !usable.isEmpty ? " (\(skipped) cannot be opened)" : "")
+            + " — pass --device to choose"
+        return (first, note)
     }
 
     static func environment(_ name: String) -> String? {

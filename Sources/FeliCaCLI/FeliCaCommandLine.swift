@@ -59,7 +59,6 @@ public enum FeliCaCommandLine {
 
     static func run(_ root: any CLICommand.Type, _ arguments: [String]) async -> Int32 {
         let console = Console()
-        defer { console.flush() }
         let parser = ArgumentParser(root: root, version: version)
         let outcome: ParseOutcome
         do {

@@ -371,10 +371,12 @@ public enum OrderOptimizer {
     }
 }
 
-/// SplitMix64: a small seeded generator, so the heuristic gives the same order every run.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
+/// SplitMix64: a small seeded generator, so the heuristic gives the same order every run
+/// (and benchmarks and tests draw the same populations).
+public struct SeededRandom: RandomNumberGenerator, Sendable {
+    public var state: UInt64
+    public init(state: UInt64) { self.state = state }
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

@@ -21,15 +21,14 @@ public final class VirtualTransport: Transport {
     public func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
         let reply = card.respond(to: packet)
         if let timing {
-            let t = reply == nil ? timeout : min(card.responseTime(to: packet, reply: reply, bitRate: timing), timeout)
+            // A silent card, or one slower than the timeout, costs the whole timeout.
+            let inTime = reply.map { card.responseTime(to: packet, reply: $0, bitRate: timing) }.flatMap { $0 <= timeout ? $0 : nil }
             do {
-                try await Task.sleep(for: t)
+                try await Task.sleep(for: inTime ?? timeout)
             } catch {
                 throw FeliCaError(.cancelled, "\(name): cancelled")
             }
-            if let reply, card.responseTime(to: packet, reply: reply, bitRate: timing) > timeout {
-                throw FeliCaError(.timeout, "\(name): no answer within \(timeout)")
-            }
+            if inTime == nil { throw FeliCaError(.timeout, "\(name): no answer within \(timeout)") }
         }
         guard let reply else {
             throw FeliCaError(.timeout, "\(name): no answer within \(timeout)")

@@ -3,20 +3,9 @@ import FeliCaSimulation
 import Testing
 @testable import FeliCaScheduling
 
-/// Deterministic random numbers (SplitMix64), so every run checks the same populations.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 func randomProblem(seed: UInt64, codes n: Int, cards: Int, limitAt: Int? = nil, constraints: Int = 0) throws -> OrderProblem {
-    var rng = SplitMix64(state: seed)
+    var rng = SeededRandom(state: seed)
     let codes = (0..<n).map { SystemCode(UInt16(0x1000 + $0)) }
     var list: [Population.Card] = []
     for i in 0..<cards {
