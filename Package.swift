@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "FeliCaScheduling", targets: ["FeliCaScheduling"]),
         .library(name: "FeliCaLibNFC", targets: ["FeliCaLibNFC"]),
         .library(name: "FeliCaPCSC", targets: ["FeliCaPCSC"]),
+        .library(name: "FeliCaReaderCodecs", targets: ["FeliCaReaderCodecs"]),
         .library(name: "FeliCaJSON", targets: ["FeliCaJSON"]),
         .library(name: "FeliCaCLI", targets: ["FeliCaCLI"]),
         .executable(name: "felica", targets: ["felica"]),
@@ -27,44 +28,48 @@ let package = Package(
         .target(name: "FeliCa", swiftSettings: strict),
         // Small ordered JSON value type, parser (errors carry a JSON path) and printer.
         .target(name: "FeliCaJSON", swiftSettings: strict),
+        // The readers' own protocols (PC/SC pseudo-APDUs, PN532 frames): pure codecs shared by
+        // the transports, the emulators and the fuzzers. No Foundation, no I/O.
+        .target(name: "FeliCaReaderCodecs", dependencies: ["FeliCa"], swiftSettings: strict),
         .target(name: "FeliCaCards", dependencies: ["FeliCa"], swiftSettings: strict),
         .target(name: "FeliCaTrace", dependencies: ["FeliCa", "FeliCaJSON"], swiftSettings: strict),
-        .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaCards"], swiftSettings: strict),
+        .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaJSON", "FeliCaCards"], swiftSettings: strict),
         .target(name: "FeliCaScheduling", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaJSON"], swiftSettings: strict),
         .systemLibrary(
             name: "CLibNFC", pkgConfig: "libnfc",
             providers: [.apt(["libnfc-dev"])]),
-        .target(name: "FeliCaLibNFC", dependencies: ["FeliCa", "CLibNFC"], swiftSettings: strict),
+        .target(name: "FeliCaLibNFC", dependencies: ["FeliCa", "FeliCaReaderCodecs", "CLibNFC"], swiftSettings: strict),
         .systemLibrary(
             name: "CPCSCLite", pkgConfig: "libpcsclite",
             providers: [.apt(["libpcsclite-dev"])]),
-        .target(name: "FeliCaPCSC", dependencies: ["FeliCa", "CPCSCLite"], swiftSettings: strict),
+        .target(name: "FeliCaPCSC", dependencies: ["FeliCa", "FeliCaReaderCodecs", "CPCSCLite"], swiftSettings: strict),
         .target(
             name: "FeliCaCLI",
             dependencies: [
                 "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaTrace", "FeliCaSimulation",
-                "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC",
+                "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs",
             ],
             swiftSettings: strict),
         .executableTarget(name: "felica", dependencies: ["FeliCaCLI"], swiftSettings: strict),
         .executableTarget(name: "felica-sim", dependencies: ["FeliCaCLI"], swiftSettings: strict),
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC"],
+            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC", "FeliCaReaderCodecs"],
             path: "Benchmarks", swiftSettings: strict),
 
         .testTarget(name: "FeliCaTests", dependencies: ["FeliCa"], swiftSettings: strict),
+        .testTarget(name: "FeliCaReaderCodecsTests", dependencies: ["FeliCa", "FeliCaReaderCodecs"], swiftSettings: strict),
         .testTarget(name: "FeliCaJSONTests", dependencies: ["FeliCaJSON"], swiftSettings: strict),
         .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaCardsTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaTraceTests", dependencies: ["FeliCa", "FeliCaTrace", "FeliCaSimulation", "FeliCaCards"], swiftSettings: strict),
         .testTarget(name: "FeliCaSchedulingTests", dependencies: ["FeliCa", "FeliCaScheduling", "FeliCaSimulation"], swiftSettings: strict),
-        .testTarget(name: "FeliCaLibNFCTests", dependencies: ["FeliCa", "FeliCaLibNFC", "FeliCaSimulation"], swiftSettings: strict),
-        .testTarget(name: "FeliCaPCSCTests", dependencies: ["FeliCa", "FeliCaPCSC", "FeliCaSimulation"], swiftSettings: strict),
+        .testTarget(name: "FeliCaLibNFCTests", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaLibNFC", "FeliCaSimulation"], swiftSettings: strict),
+        .testTarget(name: "FeliCaPCSCTests", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaPCSC", "FeliCaSimulation"], swiftSettings: strict),
         // Faults through the real stacks: removal, late and garbled frames, ambiguous writes.
         .testTarget(
             name: "FaultTests",
-            dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation", "FeliCaLibNFC"],
+            dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaCards", "FeliCaSimulation", "FeliCaLibNFC"],
             swiftSettings: strict),
         // The code shown in Docs/library.md, compiled and run (and checked to match the guide).
         .testTarget(

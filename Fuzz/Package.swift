@@ -33,11 +33,11 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "FuzzPN532",
-            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaSimulation", package: "felica")],
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaReaderCodecs", package: "felica"), .product(name: "FeliCaSimulation", package: "felica")],
             swiftSettings: strict),
         .executableTarget(
             name: "FuzzPCSC",
-            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaSimulation", package: "felica"),
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaReaderCodecs", package: "felica"), .product(name: "FeliCaSimulation", package: "felica"),
                            .product(name: "FeliCaPCSC", package: "felica")],
             swiftSettings: strict),
         .executableTarget(

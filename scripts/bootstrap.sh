@@ -6,6 +6,8 @@ packages=(
   pkg-config
   libnfc-dev libnfc-bin
   libpcsclite-dev pcscd vsmartcard-vpcd
+  libusb-1.0-0-dev umockdev gir1.2-umockdev-1.0 python3-gi
+  libsqlite3-dev
   tshark
   iproute2 util-linux procps
 )

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaReaderCodecs
 import FeliCaPCSC
 
 /// The `pcsc` and `pcsc:<reader>` devices for the command line.

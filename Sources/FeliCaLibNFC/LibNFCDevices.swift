@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaReaderCodecs
 import Glibc
 
 /// One reader libnfc can reach.

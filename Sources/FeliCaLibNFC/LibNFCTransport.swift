@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaReaderCodecs
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 internal import CPCSCLite
 import FeliCa
+import FeliCaReaderCodecs
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaReaderCodecs
 
 /// Carries FeliCa packets over one reader dialect, given a way to send an APDU and get the
 /// response. No pcsc-lite here, so the logic runs as well against an in-memory reader.

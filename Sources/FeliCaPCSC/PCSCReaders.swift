@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaReaderCodecs
 
 /// One PC/SC reader as `felica devices` shows it.
 public struct PCSCReaderInfo: Hashable, Sendable {

@@ -1,5 +1,6 @@
 internal import CPCSCLite
 import FeliCa
+import FeliCaReaderCodecs
 import Synchronization
 
 /// A FeliCa card in a PC/SC reader, through pcsc-lite: the `pcsc` and `pcsc:<reader>`

@@ -1,5 +1,6 @@
 import Dispatch
 import FeliCa
+import FeliCaReaderCodecs
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaReaderCodecs
 
 /// The reader's side of a PC/SC dialect: turns the pseudo-APDUs a PC/SC client sends into
 /// FeliCa packets for a card, and the card's replies into response APDUs, as the firmware

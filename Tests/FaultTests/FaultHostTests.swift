@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaReaderCodecs
 import FeliCaLibNFC
 import FeliCaSimulation
 import Foundation

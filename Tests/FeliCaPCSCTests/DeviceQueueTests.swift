@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaReaderCodecs
 @testable import FeliCaPCSC
 import Testing
 

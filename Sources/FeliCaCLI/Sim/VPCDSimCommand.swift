@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaReaderCodecs
 import FeliCaSimulation
 
 /// `felica-sim vpcd`: a virtual FeliCa card in pcscd's vsmartcard-vpcd reader.

@@ -1,3 +1,5 @@
+import FeliCa
+
 // ISO/IEC 7816-4 APDUs: what a PC/SC reader carries. Shared by the PC/SC transport (reader
 // side) and the virtual card for vpcd (card side), so both sides read the same layouts.
 

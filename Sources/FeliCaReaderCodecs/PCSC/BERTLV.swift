@@ -1,3 +1,5 @@
+import FeliCa
+
 /// One BER-TLV data object: `tag(1-3) length(1-4) value`, as PC/SC Part 3 uses them.
 ///
 /// Tags whose low five bits are all set continue in following bytes while bit 8 is set

@@ -1,3 +1,5 @@
+import FeliCa
+
 /// PC/SC Part 3 transparent exchange: the reader forwards whole FeliCa packets
 /// (RC-S300, RC-S660 and other CCID contactless readers).
 ///

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaReaderCodecs
 import Testing
 
 /// Parses space-separated hex in test vectors.

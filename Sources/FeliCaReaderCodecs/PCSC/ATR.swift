@@ -1,3 +1,5 @@
+import FeliCa
+
 /// Answer To Reset as a PC/SC reader reports it for a contactless card (ISO/IEC 7816-3):
 /// `TS T0 {TAi TBi TCi TDi} historical(K) [TCK]`.
 ///

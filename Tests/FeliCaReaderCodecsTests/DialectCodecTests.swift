@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaReaderCodecs
 import Testing
 
 /// A Polling for the wildcard with system code request, and a card's answer.

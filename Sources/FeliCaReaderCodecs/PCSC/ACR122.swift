@@ -1,3 +1,5 @@
+import FeliCa
+
 /// ACR122U-style pseudo-APDUs: PN532 commands wrapped in `FF 00 00 00 Lc D4 <command> ...`,
 /// answered with `D5 <command+1> ... 90 00` (or `61 xx`, fetched with `FF C0 00 00 xx`).
 ///

@@ -1,3 +1,5 @@
+import FeliCa
+
 /// How a PC/SC reader carries FeliCa packets (EMULATION.md, "PC/SC").
 public enum PCSCDialect: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
     /// ACR122U: PN532 commands in `FF 00 00 00` (``ACR122``).
