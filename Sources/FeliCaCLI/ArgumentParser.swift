@@ -35,10 +35,13 @@ public struct ArgumentSpec: Sendable {
     public var name: String
     public var help: String
     public var optional: Bool
-    public init(_ name: String, help: String, optional: Bool = false) {
+    /// Takes every remaining word (the last argument only), e.g. a command to run after `--`.
+    public var variadic: Bool
+    public init(_ name: String, help: String, optional: Bool = false, variadic: Bool = false) {
         self.name = name
         self.help = help
         self.optional = optional
+        self.variadic = variadic
     }
 }
 
@@ -204,7 +207,7 @@ struct ArgumentParser {
         if out.positionals.count < needed {
             throw UsageError("missing argument <\(config.arguments[out.positionals.count].name)>")
         }
-        if out.positionals.count > config.arguments.count {
+        if out.positionals.count > config.arguments.count && config.arguments.last?.variadic != true {
             throw UsageError("unexpected argument '\(out.positionals[config.arguments.count])'")
         }
         for r in config.required.sorted() where out.values[r] == nil {
@@ -237,7 +240,10 @@ enum HelpFormatter {
             for o in c.options where o.long != "help" {
                 parts.append(c.required.contains(o.long) ? o.usage : "[\(o.usage)]")
             }
-            for a in c.arguments { parts.append(a.optional ? "[<\(a.name)>]" : "<\(a.name)>") }
+            for a in c.arguments {
+                let word = a.variadic ? "<\(a.name)> ..." : "<\(a.name)>"
+                parts.append(a.optional ? "[\(word)]" : word)
+            }
         }
         return parts.joined(separator: " ")
     }

@@ -23,6 +23,7 @@ enum FelicaSimCommands {
         [
             PN532SimCommand.self,
             VPCDSimCommand.self,
+            RCS380SimCommand.self,
         ]
     }
 }

@@ -41,18 +41,9 @@ struct PN532SimCommand: CLICommand {
     let taps: PN532Emulator.Taps?
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        card = args.value("card")
-        if args.flag("no-card") {
-            guard card == nil else { throw UsageError("--card and --no-card contradict each other: choose one") }
-        } else if card == nil {
-            throw UsageError("missing required option '--card' (or --no-card for an empty field)")
-        }
+        card = try SimOptions.card(args)
         link = args.value("link")
-        switch args.value("timing") {
-        case nil: timing = false
-        case "rf"?: timing = true
-        case let other?: throw UsageError("option '--timing': \"\(other)\" is not a timing model (rf)")
-        }
+        timing = try SimOptions.timing(args)
         var faults: [PN532Fault] = []
         for spec in args.all("fault") {
             do {
