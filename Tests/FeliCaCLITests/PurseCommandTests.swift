@@ -118,22 +118,30 @@ func purseHelp(_ command: String) throws {
     #expect(r.stdout.contains("\nUSAGE: felica \(command)"))
 }
 
-/// The Suica's common area is skipped by default; --all-systems probes it and finds no
-/// purse there. A card with no purse at all says why on stderr.
+/// The Suica's common area is skipped by default, and the output says so, in text and in
+/// JSON; --all-systems probes it and finds no purse there. A card with no purse at all
+/// says why on stderr.
 @Test func allSystemsProbesTheTransitCardCommonArea() throws {
     let probed = try run(["balance", "--all-systems", "--device", "virtual:suica"])
     #expect(probed.status == 0)
     #expect(probed.stderr.isEmpty, "\(probed.stderr)")
     #expect(probed.stdout == "Transit IC     ¥1,234\n")
+    let skipNote = "note: common area FE00 not probed: the chip is a transit-card IC (PMm IC 0b), whose common area holds no e-money purse (--all-systems probes it)\n"
     let skipped = try run(["balance", "--device", "virtual:suica"])
-    #expect(skipped.stdout == probed.stdout)
+    #expect(skipped.stdout == "Transit IC     ¥1,234\n" + skipNote)
     #expect(skipped.stderr.isEmpty)
+    let history = try run(["history", "--device", "virtual:suica"])
+    #expect(history.stdout.hasSuffix("\n" + skipNote))
+    let json = try run(["balance", "--json", "--device", "virtual:suica"])
+    #expect(json.stdout.contains(#""notProbed":[{"system":"fe00","reason":"the chip is a transit-card IC (PMm IC 0b), whose common area holds no e-money purse","listed":false}]"#), "\(json.stdout)")
+    let probedJSON = try run(["balance", "--json", "--all-systems", "--device", "virtual:suica"])
+    #expect(!probedJSON.stdout.contains("notProbed"))
 
     let path = temporaryPath("fe00-only-transit-ic.json")
     try #"{"format":"felica-card/1","pmm":"100b4b428485d0ff","systems":[{"code":"0003","services":[]},{"code":"fe00","services":[]}]}"#
         .write(toFile: path, atomically: true, encoding: .utf8)
     let empty = try run(["balance", "--device", "virtual:" + path])
     #expect(empty.status == 0)
-    #expect(empty.stdout == "No purse found on the card (systems: 0003, FE00).\n")
-    #expect(empty.stderr == "note: system 0003 holds none of the transit services (008B, 090F)\nnote: common area FE00 not probed: the chip is a transit-card IC (PMm IC 0b), whose common area holds no e-money purse\nnote: --all-systems probes it anyway\n")
+    #expect(empty.stdout == "No purse found on the card (systems: 0003, FE00).\n" + skipNote)
+    #expect(empty.stderr == "note: system 0003 holds none of the Transit IC services (008B, 090F)\n")
 }
