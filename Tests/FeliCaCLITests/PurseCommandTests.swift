@@ -71,7 +71,29 @@ func purseCommandErrors(_ args: [String], _ message: String) throws {
 @Test func watchPrintsEachCard() throws {
     let r = try run(["watch", "--count", "1", "--json", "--device", "virtual:wallet"])
     #expect(r.status == 0, "\(r.stderr)")
-    try expectGolden(r.stdout, "watch_count_1_json_wallet.txt")
+    let elapsed = #/,"elapsedMs":[0-9.]+\}$/#
+    #expect(r.stdout.split(separator: "\n").allSatisfy { $0.contains(elapsed) }, "\(r.stdout)")
+    try expectGolden(r.stdout.replacing(#/,"elapsedMs":[0-9.]+/#, with: ""), "watch_count_1_json_wallet.txt")
+}
+
+/// `elapsedMs` runs from the Polling that found the card to its line, so it covers at
+/// least every card exchange of the read (the cards answer at 212 kbps speed here).
+@Test(arguments: ["suica", "wallet"])
+func watchElapsedCoversTheRead(_ card: String) throws {
+    let trace = temporaryPath("watch-\(card).jsonl")
+    let r = try run(["watch", "--count", "1", "--json", "--device", "virtual:\(card)?timing=212", "--trace", trace])
+    #expect(r.status == 0, "\(r.stderr)")
+    let line = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+    let elapsed = try #require(line["elapsedMs"] as? Double)
+    let exchanges = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").dropFirst()
+        .compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    // The exchanges of the read: from the Polling that found the card on, without any
+    // Request Response (the check for the card's leaving).
+    let start = try #require(exchanges.lastIndex { ($0["tx"] as? String)?.hasPrefix("0600") == true && $0["rx"] is String })
+    let read = exchanges[start...].filter { ($0["tx"] as? String)?.dropFirst(2).hasPrefix("04") == false }
+        .compactMap { $0["elapsed"] as? Double }.reduce(0, +) * 1000
+    #expect(read > 5)
+    #expect(elapsed >= read, "elapsedMs \(elapsed) < the read's exchanges \(read) ms")
 }
 
 /// Ctrl-C while the card stays on the reader: the loop ends cleanly with exit code 0.
