@@ -1,3 +1,5 @@
+import FeliCaSimulation
+
 /// Every `felica` subcommand, in help order. Add new commands here.
 enum FelicaCommands {
     static var all: [any CLICommand.Type] {
@@ -25,5 +27,51 @@ enum FelicaSimCommands {
             VPCDSimCommand.self,
             RCS380SimCommand.self,
         ]
+    }
+}
+
+/// The two command trees, by program name.
+enum CommandTree {
+    static let roots: [any CLICommand.Type] = [FelicaRoot.self, FelicaSimRoot.self]
+
+    static func root(named name: String) -> (any CLICommand.Type)? {
+        roots.first { $0.configuration.name == name }
+    }
+}
+
+/// Options the stand-ins share.
+enum SimOptions {
+    /// `--card`: a built-in sample card or a card image; a name close to a built-in one
+    /// that is no file gets a "did you mean".
+    static let card = Option(OptionSpec(
+        "card", value: "card", help: "The card: \(SampleCards.names.joined(separator: ", ")), or a card image path.",
+        kind: .nameOrFile(SampleCards.names))) { name throws(UsageError) in try CardName.check(name, option: "card") }
+    /// `--no-card`: an empty field.
+    static let noCard = OptionSpec.flag("no-card", help: "No card in the field.")
+    /// `--timing rf`: take as long as the real hardware.
+    static func timing(_ help: String) -> Option<String> {
+        Option(OptionSpec("timing", value: "model", help: help, kind: .choice(["rf"])))
+    }
+
+    /// `--card` or `--no-card`, exactly one of them: the card, nil for an empty field.
+    static func cardOrNone(_ args: ParsedArguments) throws(UsageError) -> String? {
+        let card = try args.value(card)
+        if args.flag(noCard) {
+            guard card == nil else { throw UsageError("--card and --no-card contradict each other: choose one") }
+        } else if card == nil {
+            throw UsageError("missing required option '--card' (or --no-card for an empty field)")
+        }
+        return card
+    }
+}
+
+/// Built-in card names, checked where they are given.
+enum CardName {
+    /// `name` unchanged when it is a built-in card or could be a file; a usage error with a
+    /// suggestion when it is neither.
+    static func check(_ name: String, option: String) throws(UsageError) -> String {
+        if SampleCards.names.contains(name) || name.contains("/") || name.hasSuffix(".json") { return name }
+        throw UsageError("option '--\(option)': no built-in card named '\(name)' (built-in: \(SampleCards.names.joined(separator: ", "))); a card image path must contain '/' or end in .json"
+            + Suggestion.didYouMean(name, SampleCards.names))
     }
 }

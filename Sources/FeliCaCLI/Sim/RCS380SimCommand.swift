@@ -20,17 +20,30 @@ struct RCS380SimCommand: CLICommand {
                 checksum), late@N[:MS] (response MS ms late, default 1000), unplug@N (the reader leaves \
                 the bus mid-command). The exit status is the command's.
                 """,
-            arguments: [ArgumentSpec("command", help: "The command to run, after --, e.g. -- felica balance --device usb.", variadic: true)],
+            arguments: [ArgumentSpec("command", help: "The command to run, after --, e.g. -- felica balance --device usb.", repeatable: true)],
             options: [
-                OptionSpec("card", value: "card", help: "The card in the field: \(SampleCards.names.joined(separator: ", ")), or a card image path."),
-                OptionSpec.flag("no-card", help: "No card in the field."),
-                OptionSpec("timing", value: "model", help: "rf: take as long as a real reader and card (USB, air and PMm time)."),
-                OptionSpec("fault", value: "kind@n", help: "Inject a fault: corrupt@N, late@N[:MS], unplug@N (repeatable).", repeatable: true),
-                OptionSpec("remove-after", value: "n", help: "Take the card away after it has answered <n> packets."),
-                OptionSpec("product", value: "pid", help: "USB product ID: 06c1 (RC-S380/S, default) or 06c3 (RC-S380/P)."),
-                OptionSpec("kernel-driver", value: "state", help: "held: the kernel's port100 driver holds the reader and may not be detached; detachable: it holds it and may be."),
+                SimOptions.card.spec,
+                SimOptions.noCard,
+                timingOption.spec,
+                faultOption.spec,
+                removeAfterOption.spec,
+                productOption.spec,
+                kernelDriverOption.spec,
             ])
     }
+
+    static let timingOption = SimOptions.timing("rf: take as long as a real reader and card (USB, air and PMm time).")
+    static let faultOption = Option(OptionSpec(
+        "fault", value: "kind@n", help: "Inject a fault: corrupt@N, late@N[:MS], unplug@N (repeatable).", repeatable: true)) { spec throws(UsageError) in
+        do throws(FeliCaError) { return try RCS380Fault(parsing: spec) } catch { throw UsageError("option '--fault': \(error.reason)") }
+    }
+    static let removeAfterOption = Option.int(OptionSpec("remove-after", value: "n", help: "Take the card away after it has answered <n> packets."), in: 0...1_000_000)
+    static let productOption = Option(OptionSpec(
+        "product", value: "pid", help: "USB product ID: 06c1 (RC-S380/S, default) or 06c3 (RC-S380/P).", kind: .choice(["06c1", "06c3"])))
+    static let kernelDriverOption = Option(OptionSpec(
+        "kernel-driver", value: "state",
+        help: "held: the kernel's port100 driver holds the reader and may not be detached; detachable: it holds it and may be.",
+        kind: .choice(["held", "detachable"])))
 
     let card: String?
     let options: RCS380Emulator.Options
@@ -40,26 +53,12 @@ struct RCS380SimCommand: CLICommand {
     let command: [String]
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        card = try SimOptions.card(args)
-        var o = RCS380Emulator.Options(timing: try SimOptions.timing(args))
-        for spec in args.all("fault") {
-            do {
-                o.faults.append(try RCS380Fault(parsing: spec))
-            } catch {
-                throw UsageError("option '--fault': \(error.reason)")
-            }
-        }
-        options = o
-        removeAfter = try args.int("remove-after", in: 0...1_000_000)
+        card = try SimOptions.cardOrNone(args)
+        options = RCS380Emulator.Options(timing: try args.value(Self.timingOption) == "rf", faults: try args.values(Self.faultOption))
+        removeAfter = try args.value(Self.removeAfterOption)
         if removeAfter != nil && card == nil { throw UsageError("--remove-after needs a card") }
-        product = args.value("product") ?? "06c1"
-        guard product == "06c1" || product == "06c3" else {
-            throw UsageError("option '--product': \"\(product)\" is not an RC-S380 product ID (06c1, 06c3)")
-        }
-        kernelDriver = args.value("kernel-driver")
-        guard kernelDriver == nil || kernelDriver == "held" || kernelDriver == "detachable" else {
-            throw UsageError("option '--kernel-driver': \"\(kernelDriver!)\" is not held or detachable")
-        }
+        product = try args.value(Self.productOption) ?? "06c1"
+        kernelDriver = try args.value(Self.kernelDriverOption)
         command = args.positionals
         guard !command.isEmpty else { throw UsageError("missing the command to run: felica-sim rcs380 --card suica -- felica poll --device usb") }
     }
