@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaReaderCodecs
+import FeliCaSimulation
 
 /// A command of `felica` or `felica-sim`: its configuration drives parsing and help.
 public protocol CLICommand: Sendable {
@@ -41,7 +42,8 @@ public struct CLIError: Error, CustomStringConvertible {
 public enum CommonOptions {
     public static let device = Option(OptionSpec(
         "device", short: "d", value: "device",
-        help: "Reader or card: libnfc[:<connstring>], pcsc[:<reader>], virtual:<card>, replay:<trace> (default: $FELICA_DEVICE, else the first reader found)."))
+        help: "Reader or card: libnfc[:<connstring>], pcsc[:<reader>], virtual:<card>, replay:<trace> (default: $FELICA_DEVICE, else the first reader found).",
+        kind: .suggested(["libnfc", "pcsc"] + SampleCards.names.map { "virtual:" + $0 })))
     public static let trace = Option(OptionSpec(
         "trace", value: "file", help: "Record every exchange with the card to <file> (felica-trace/1, JSON Lines).", kind: .file))
     public static let json = OptionSpec.flag("json", help: "Print JSON instead of text.")
