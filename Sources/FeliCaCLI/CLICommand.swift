@@ -45,7 +45,7 @@ public enum CommonOptions {
         "trace", value: "file", help: "Record every exchange with the card to <file> (felica-trace/1, JSON Lines).")
     public static let json = OptionSpec.flag("json", help: "Print JSON instead of text.")
     public static let stations = OptionSpec(
-        "stations", value: "file", help: "CSV of station names keyed by area, line and station (see Docs/formats.md).")
+        "stations", value: "file", help: "CSV of station names keyed by area, line and station, added over the bundled table (see Docs/formats.md).")
     public static let dialect = OptionSpec(
         "dialect", value: "dialect",
         help: "PC/SC readers: how the reader carries FeliCa packets, acr122u|part3|sony|raw (default: judged from the reader name, else detected).")
