@@ -12,7 +12,7 @@ struct WatchCommand: CLICommand {
         CommandConfiguration(
             name: "watch",
             abstract: "Wait for cards and print the purses of each; Ctrl-C ends.",
-            discussion: "With --json each card is one line of JSON (the `felica balance --json` object).",
+            discussion: "With --json each card is one line of JSON: the `felica balance --json` object plus `elapsedMs`, the time from the Polling that found the card to its line (how long the card had to stay in the field).",
             options: CommonOptions.card + [
                 OptionSpec("count", value: "n", help: "Stop after <n> cards."),
                 OptionSpec("interval", value: "seconds", help: "Pause between polls for a card and for its leaving (default 0.25; 0 = poll back to back)."),
@@ -95,12 +95,14 @@ struct WatchCommand: CLICommand {
         var seen = 0
         while true {
             console.progress("waiting for a card on \(session.transport.name) (Ctrl-C ends)")
-            let first = try await waitForCard(session, interval: interval)
+            let (first, tapped) = try await waitForCard(session, interval: interval)
             console.endProgress()
             if let report = try await readCard(reader, session, first, console) {
                 PurseOutput.diagnostics(report, console)
                 if json {
-                    JSONOut.print(PurseOutput.json(report, history: false), console)
+                    var line = PurseOutput.json(report, history: false).objectValue ?? [:]
+                    line.append("elapsedMs", .number(Self.milliseconds(ContinuousClock.now - tapped)))
+                    JSONOut.print(.object(line), console)
                 } else {
                     console.line("Card \(report.idm)")
                     PurseOutput.balances(report, console)
@@ -127,13 +129,21 @@ struct WatchCommand: CLICommand {
         }
     }
 
-    static func waitForCard(_ session: CardSession, interval: Duration) async throws -> Target {
+    /// Polls until a card answers: the card, and when the Polling that found it was sent.
+    static func waitForCard(_ session: CardSession, interval: Duration) async throws -> (Target, ContinuousClock.Instant) {
         while true {
             try Task.checkCancellation()
+            let sent = ContinuousClock.now
             if let r = try await session.poll() {
-                return Target(idm: r.idm, pmm: r.pmm, systemCode: r.systemCode)
+                return (Target(idm: r.idm, pmm: r.pmm, systemCode: r.systemCode), sent)
             }
             try await Task.sleep(for: interval)
         }
+    }
+
+    /// Milliseconds, to a tenth.
+    static func milliseconds(_ d: Duration) -> Double {
+        let (seconds, attoseconds) = d.components
+        return ((Double(seconds) * 1000 + Double(attoseconds) / 1e15) * 10).rounded() / 10
     }
 }
