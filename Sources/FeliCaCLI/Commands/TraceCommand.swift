@@ -39,20 +39,19 @@ struct TraceShowCommand: CLICommand {
                 --json prints one JSON object per exchange (JSON Lines) with every decoded field, \
                 block data included.
                 """,
-            arguments: [ArgumentSpec("file", help: "A felica-trace/1 file (recorded with --trace).")],
-            options: [
-                CommonOptions.json,
-                OptionSpec.flag("blocks", help: "Show the 16 bytes of each block read or written, under its packet."),
-            ])
+            arguments: [ArgumentSpec("file", help: "A felica-trace/1 file (recorded with --trace).", kind: .file)],
+            options: [CommonOptions.json, blocksFlag])
     }
+
+    static let blocksFlag = OptionSpec.flag("blocks", help: "Show the 16 bytes of each block read or written, under its packet.")
 
     let path: String
     let json: Bool
     let blocks: Bool
     init(_ args: ParsedArguments) throws(UsageError) {
         path = args.positionals[0]
-        json = args.flag("json")
-        blocks = args.flag("blocks")
+        json = args.flag(CommonOptions.json)
+        blocks = args.flag(Self.blocksFlag)
     }
 
     func run(_ console: Console) async throws -> Int32 {
@@ -78,14 +77,20 @@ struct TraceExportCommand: CLICommand {
                 without their LEN byte, and no direction. The project's dissector (Wireshark/felica.lua) \
                 decodes both: tshark -X lua_script:Wireshark/felica.lua -r OUT. See Docs/traces.md.
                 """,
-            arguments: [ArgumentSpec("file", help: "A felica-trace/1 file (recorded with --trace).")],
-            options: [
-                OptionSpec("pcap", value: "out", help: "Write the capture to <out> (replaced only once complete)."),
-                OptionSpec("format", value: "format", help: "pcapng (default) or pcap (classic, for tools that need it)."),
-                OptionSpec.flag("lenient", help: "Export the exchanges before damage in a damaged trace instead of failing."),
-            ],
-            required: ["pcap"])
+            arguments: [ArgumentSpec("file", help: "A felica-trace/1 file (recorded with --trace).", kind: .file)],
+            options: [pcapOption.spec, formatOption.spec, lenientFlag],
+            required: [pcapOption.spec.long])
     }
+
+    static let pcapOption = Option(OptionSpec("pcap", value: "out", help: "Write the capture to <out> (replaced only once complete).", kind: .file))
+    static let formatOption = Option(
+        OptionSpec("format", value: "format", help: "pcapng (default) or pcap (classic: no direction, for tools that need it).",
+                   kind: .choice(Pcap.Format.allCases.map(\.rawValue)))
+    ) { s throws(UsageError) in
+        guard let format = Pcap.Format(rawValue: s) else { throw UsageError("option '--format': '\(s)' is not one of pcapng, pcap") }
+        return format
+    }
+    static let lenientFlag = OptionSpec.flag("lenient", help: "Export the exchanges before damage in a damaged trace instead of failing.")
 
     let path: String
     let output: String
@@ -93,13 +98,9 @@ struct TraceExportCommand: CLICommand {
     let lenient: Bool
     init(_ args: ParsedArguments) throws(UsageError) {
         path = args.positionals[0]
-        output = try args.required("pcap")
-        let name = args.value("format") ?? Pcap.Format.pcapng.rawValue
-        guard let format = Pcap.Format(rawValue: name) else {
-            throw UsageError("option '--format': \"\(name)\" is not one of \(Pcap.Format.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        self.format = format
-        lenient = args.flag("lenient")
+        output = try args.required(Self.pcapOption)
+        format = try args.value(Self.formatOption) ?? .pcapng
+        lenient = args.flag(Self.lenientFlag)
     }
 
     func run(_ console: Console) async throws -> Int32 {
