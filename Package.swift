@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "FeliCaLibNFC", targets: ["FeliCaLibNFC"]),
         .library(name: "FeliCaPCSC", targets: ["FeliCaPCSC"]),
         .library(name: "FeliCaReaderCodecs", targets: ["FeliCaReaderCodecs"]),
+        .library(name: "FeliCaTransportSupport", targets: ["FeliCaTransportSupport"]),
+        .library(name: "FeliCaUSB", targets: ["FeliCaUSB"]),
         .library(name: "FeliCaJSON", targets: ["FeliCaJSON"]),
         .library(name: "FeliCaCLI", targets: ["FeliCaCLI"]),
         .executable(name: "felica", targets: ["felica"]),
@@ -31,6 +33,8 @@ let package = Package(
         // The readers' own protocols (PC/SC pseudo-APDUs, PN532 frames): pure codecs shared by
         // the transports, the emulators and the fuzzers. No Foundation, no I/O.
         .target(name: "FeliCaReaderCodecs", dependencies: ["FeliCa"], swiftSettings: strict),
+        // What the transports over C stacks share: one thread per device, the USB reader selector.
+        .target(name: "FeliCaTransportSupport", swiftSettings: strict),
         .target(name: "FeliCaCards", dependencies: ["FeliCa"], swiftSettings: strict),
         .target(name: "FeliCaTrace", dependencies: ["FeliCa", "FeliCaJSON"], swiftSettings: strict),
         .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaJSON", "FeliCaCards"], swiftSettings: strict),
@@ -43,11 +47,16 @@ let package = Package(
             name: "CPCSCLite", pkgConfig: "libpcsclite",
             providers: [.apt(["libpcsclite-dev"])]),
         .target(name: "FeliCaPCSC", dependencies: ["FeliCa", "FeliCaReaderCodecs", "CPCSCLite"], swiftSettings: strict),
+        .systemLibrary(
+            name: "CLibUSB", pkgConfig: "libusb-1.0",
+            providers: [.apt(["libusb-1.0-0-dev"])]),
+        // Sony RC-S380 (Port-100) over libusb.
+        .target(name: "FeliCaUSB", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport", "CLibUSB"], swiftSettings: strict),
         .target(
             name: "FeliCaCLI",
             dependencies: [
                 "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaTrace", "FeliCaSimulation",
-                "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs",
+                "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaTransportSupport", "FeliCaUSB",
             ],
             // The umockdev bridge of `felica-sim rcs380` (test tooling, run by Debian's python3).
             resources: [.copy("Resources/rcs380-bridge.py")],

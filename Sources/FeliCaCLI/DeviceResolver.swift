@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaSimulation
+import FeliCaTransportSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -8,7 +9,7 @@ import Glibc
 /// Turns a device string (ARCHITECTURE.md, "Device strings") into an open transport.
 public enum DeviceResolver {
     /// Help text listing the device forms, for errors.
-    static let forms = "libnfc[:<connstring>], pcsc[:<reader>], virtual:<card>, replay:<trace>"
+    static let forms = "libnfc[:<connstring>], pcsc[:<reader>], usb[:<vid>:<pid>|:<bus>:<address>], virtual:<card>, replay:<trace>"
 
     /// Opens `spec`, or `$FELICA_DEVICE`, or the first real reader.
     /// `dialect` (`--dialect`) applies to PC/SC devices only.
@@ -35,9 +36,25 @@ public enum DeviceResolver {
             return try await ExtraDevices.openLibNFC(connstring: rest, name: chosen)
         case "pcsc":
             return try await ExtraDevices.openPCSC(reader: rest, name: chosen, dialect: dialect)
+        case "usb":
+            return try await USBReaderDevice.open(try usbSelector(rest), name: chosen)
         default:
             throw UsageError("unknown device '\(chosen)': expected one of \(forms)")
         }
+    }
+
+    /// After `usb`: nothing (the first reader), `<vid>:<pid>` (4 hex digits each) or
+    /// `<bus>:<address>` (3 decimal digits each, as lsusb prints them).
+    static func usbSelector(_ rest: String?) throws(UsageError) -> USBReaderSelector {
+        guard let rest else { return .first }
+        let parts = rest.split(separator: ":", omittingEmptySubsequences: false)
+        if parts.count == 2, parts.allSatisfy({ $0.count == 4 }), let v = UInt16(parts[0], radix: 16), let p = UInt16(parts[1], radix: 16) {
+            return .id(vendor: v, product: p)
+        }
+        if parts.count == 2, parts.allSatisfy({ $0.count == 3 && $0.allSatisfy(\.isNumber) }), let b = Int(parts[0]), let a = Int(parts[1]) {
+            return .path(bus: b, address: a)
+        }
+        throw UsageError("'usb:\(rest)' names no USB reader: use usb:<vid>:<pid> with 4 hex digits each (usb:054c:06c1) or usb:<bus>:<address> with 3 decimal digits each, as lsusb prints them (usb:001:004)")
     }
 
     /// `suica` or `suica?timing=212` / `?timing=424`: answer as slowly as a real card.

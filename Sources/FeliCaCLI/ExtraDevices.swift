@@ -18,7 +18,7 @@ enum ExtraDevices {
 
     /// Real readers from every stack, for `felica devices` and the default device.
     static func listReaders() async -> [DeviceListing] {
-        await libnfcReaders() + PCSCDevice.list()
+        await USBReaderDevice.list() + libnfcReaders() + PCSCDevice.list()
     }
 
     /// libnfc's readers: those it finds itself, plus `LIBNFC_DEVICE` / its configuration.

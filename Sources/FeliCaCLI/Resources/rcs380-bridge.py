@@ -63,6 +63,7 @@ URB_FORMAT = "<BBxxiI4xQiiiiiIQ"
 URB_SIZE = struct.calcsize(URB_FORMAT)
 PACKET_SIZE = 64
 EMPTY_REAP_HOLD_MS = 2
+DEBUG = bool(os.environ.get("FELICA_RCS380_BRIDGE_DEBUG"))
 
 
 def descriptors(vendor, product):
@@ -106,6 +107,8 @@ class Reader(UMockdev.IoctlBase):
     def handle(self, client):
         request = client.get_request() & 0xFFFFFFFF
         arg = client.get_arg()
+        if DEBUG:
+            print("rcs380-bridge: ioctl %08x done=%d held=%d waiting=%d data=%d" % (request, len(self.done), len(self.held), len(self.in_waiting), len(self.in_data)), file=sys.stderr)
         if self.unplugged and request not in (REAPURB, REAPURBNDELAY, DISCARDURB, RELEASEINTERFACE):
             client.complete(-1, errno.ENODEV)
         elif request == GET_CAPABILITIES:
@@ -125,14 +128,14 @@ class Reader(UMockdev.IoctlBase):
         elif request == DISCONNECT_CLAIM:
             # The kernel driver may be detached only when the bridge was told so.
             if self.kernel_driver and not self.allow_detach:
-                client.complete(-1, errno.EPERM)
+                client.complete(-1, errno.EBUSY)
             else:
                 self.kernel_driver = None
                 client.complete(0, 0)
         elif request == IOCTL:
             # USBDEVFS_DISCONNECT / CONNECT through the generic ioctl: detach the kernel driver.
             if self.kernel_driver and not self.allow_detach:
-                client.complete(-1, errno.EPERM)
+                client.complete(-1, errno.EBUSY)
             else:
                 self.kernel_driver = None
                 client.complete(0, 0)
@@ -164,6 +167,8 @@ class Reader(UMockdev.IoctlBase):
             if length % PACKET_SIZE != 0 or flags & URB_ZERO_PACKET or length == 0:
                 frame, self.out_pending = self.out_pending, b""
                 if frame:
+                    if DEBUG:
+                        print("rcs380-bridge: to sim %s" % frame.hex(), file=sys.stderr)
                     self.send_to_sim("W " + frame.hex())
         elif kind == URB_TYPE_BULK and endpoint == 0x81:
             self.in_waiting.append((urb, buffer, length))
@@ -251,6 +256,8 @@ class Reader(UMockdev.IoctlBase):
             pass
 
     def from_sim(self, line):
+        if DEBUG:
+            print("rcs380-bridge: from sim %s" % line, file=sys.stderr)
         if line.startswith("R "):
             self.in_data.append(bytes.fromhex(line[2:]))
             self.fill()
