@@ -22,16 +22,7 @@ public final class Console: Sendable {
 
     /// Writes all of `text`; returns errno when a write fails.
     private func write(_ fd: Int32, _ text: String) -> Int32 {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let n = bytes.withUnsafeBufferPointer { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return errno
-            }
-            bytes = bytes.dropFirst(n)
-        }
-        return 0
+        FileOutput.writeAll(fd, Array(text.utf8))
     }
 
     /// Writes data to stdout.
