@@ -48,7 +48,7 @@ public enum CommonOptions {
         "trace", value: "file", help: "Record every exchange with the card to <file> (felica-trace/1, JSON Lines).", kind: .file))
     public static let json = OptionSpec.flag("json", help: "Print JSON instead of text.")
     public static let stations = Option(OptionSpec(
-        "stations", value: "file", help: "CSV of station names keyed by area, line and station (see Docs/formats.md).", kind: .file))
+        "stations", value: "file", help: "CSV of station names keyed by area, line and station, added over the bundled table (see Docs/formats.md).", kind: .file))
     public static let dialect = Option(OptionSpec(
         "dialect", value: "dialect",
         help: "PC/SC readers: how the reader carries FeliCa packets, \(PCSCDialect.names) (default: judged from the reader name, else detected).",
