@@ -4,7 +4,7 @@ import FeliCaJSON
 /// Opens the device a command names and wraps it for `--trace`.
 enum CardContext {
     static func session(_ args: ParsedArguments, console: Console) async throws -> CardSession {
-        var transport = try await DeviceResolver.open(args.value("device"), dialect: args.value("dialect"), console: console)
+        var transport = try await DeviceResolver.open(option: args.value("device"), dialect: args.value("dialect"), console: console)
         if let path = args.value("trace") {
             transport = try TraceHook.record(transport, to: path)
         }

@@ -46,6 +46,8 @@ struct BenchOrderCommand: CLICommand {
     let positions: [Int]
     let repeatCount: Int
     let system: SystemCode?
+    /// `--device`: measure this device instead of a model.
+    let device: DeviceSpec?
 
     init(_ args: ParsedArguments) throws(UsageError) {
         self.args = args
@@ -62,6 +64,7 @@ struct BenchOrderCommand: CLICommand {
             throw UsageError(error.reason)
         }
         repeatCount = try args.int("repeat", in: 1...1000) ?? 1
+        device = try args.value("device").flatMap { (text: String) throws(UsageError) in try DeviceResolver.chosen(option: text) }
         system = try args.value("system").map { s throws(UsageError) in try CardContext.systemCode(s, option: "system") }
         if let system, system.isWildcard { throw UsageError("option '--system': \(system) is a wildcard; name one system") }
     }
@@ -70,8 +73,8 @@ struct BenchOrderCommand: CLICommand {
         let bench = OrderBenchmark(positions: positions, repeatCount: repeatCount, target: system)
         let progress: @Sendable (Int, Int) -> Void = { done, total in console.progress("bench order: run \(done)/\(total)") }
         let report: OrderBenchmark.Report
-        if let deviceName = args.value("device") {
-            var transport = try await Self.openTimed(deviceName, console: console)
+        if let device {
+            var transport = try await DeviceResolver.open(Self.timed(device))
             if let path = args.value("trace") { transport = try TraceHook.record(transport, to: path) }
             do {
                 report = try await bench.run(on: .device(transport), progress: progress)
@@ -94,18 +97,18 @@ struct BenchOrderCommand: CLICommand {
             try FileOutput.writeAtomically(OrderPlot.svg(report, measured: measured, measuredLabel: "measured on iOS 13 (issue 7)"), to: plot)
         }
         if args.flag("json") {
-            JSONOut.print(Self.json(report, isModel: args.value("device") == nil), console)
+            JSONOut.print(Self.json(report, isModel: device == nil), console)
         } else {
             console.out(Self.text(report))
         }
         return ExitCode.ok
     }
 
-    /// Opens the device; a `virtual:` card without `?timing=` answers with the air time
-    /// of a 212 kbps card, since an instant card would make the benchmark meaningless.
-    static func openTimed(_ name: String, console: Console) async throws -> any Transport {
-        let timed = name.hasPrefix("virtual:") && !name.contains("?") ? name + "?timing=212" : name
-        return try await DeviceResolver.open(timed, console: console)
+    /// The device to measure: a `virtual:` card without `?timing=` answers with the air
+    /// time of a 212 kbps card, since an instant card would make the benchmark meaningless.
+    static func timed(_ device: DeviceSpec) -> DeviceSpec {
+        guard case .virtual(let card, nil) = device.kind else { return device }
+        return DeviceSpec(.virtual(card, timing: .kbps212), wait: device.wait)
     }
 
     static func json(_ r: OrderBenchmark.Report, isModel: Bool) -> JSONValue {

@@ -22,9 +22,18 @@ struct DoctorCommand: CLICommand {
     }
 
     let args: ParsedArguments
+    /// The devices `--device` names, in order.
+    let devices: [DeviceSpec]
+
     init(_ args: ParsedArguments) throws(UsageError) {
         self.args = args
         if let root = args.value("root"), root.isEmpty { throw UsageError("option '--root' needs a directory") }
+        var devices: [DeviceSpec] = []
+        for text in args.all("device") {
+            guard let spec = try DeviceResolver.chosen(option: text) else { continue }
+            devices.append(spec)
+        }
+        self.devices = devices
     }
 
     func run(_ console: Console) async throws -> Int32 {
@@ -32,7 +41,7 @@ struct DoctorCommand: CLICommand {
         if !HostFiles(root: "/").exists(root) {
             throw CLIError("--root \(root): no such directory", exitCode: ExitCode.usage)
         }
-        let report = await DoctorRun.run(root: root, devices: args.all("device"))
+        let report = await DoctorRun.run(root: root, devices: devices)
         if args.flag("json") {
             JSONOut.print(report.json(), console)
         } else {
