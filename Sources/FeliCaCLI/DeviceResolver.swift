@@ -14,22 +14,18 @@ public enum DeviceResolver {
     /// How long opening a PC/SC reader waits for a card unless told otherwise.
     static let defaultPCSCWait: Duration = .seconds(3)
 
-    /// The device named by `option` (`--device`), else by `$FELICA_DEVICE`; nil when
-    /// neither names one (the first reader found is used). A string that does not parse is
-    /// a usage error naming where it came from; an empty `--device` is one too, while an
-    /// empty `$FELICA_DEVICE` counts as unset, as shells treat empty variables.
-    public static func chosen(option: String?) throws(UsageError) -> DeviceSpec? {
-        if let option {
-            guard !option.isEmpty else {
-                throw UsageError("option '--device' is empty: name a device (\(DeviceSpec.forms)), or leave the option out to use $FELICA_DEVICE or the first reader found")
-            }
-            do throws(DeviceSpec.ParseError) {
-                return try DeviceSpec(parsing: option)
-            } catch {
-                throw UsageError("--device '\(option)': \(error.reason)")
-            }
+    /// A `--device` value. One that does not parse is a usage error naming the option; an
+    /// empty one is too (while an empty `$FELICA_DEVICE` counts as unset, as shells treat
+    /// empty variables).
+    public static func parse(option text: String) throws(UsageError) -> DeviceSpec {
+        guard !text.isEmpty else {
+            throw UsageError("option '--device' is empty: name a device (\(DeviceSpec.forms)), or leave the option out to use $FELICA_DEVICE or the first reader found")
         }
-        return try fromEnvironment()
+        do throws(DeviceSpec.ParseError) {
+            return try DeviceSpec(parsing: text)
+        } catch {
+            throw UsageError("--device '\(text)': \(error.reason)")
+        }
     }
 
     /// The device `$FELICA_DEVICE` names; nil when it is unset or empty.
@@ -42,23 +38,11 @@ public enum DeviceResolver {
         }
     }
 
-    /// A `--dialect` value.
-    static func dialect(option: String?) throws(UsageError) -> PCSCDialect? {
-        guard let option else { return nil }
-        do throws(DeviceSpec.ParseError) {
-            return try DeviceSpec.dialect(option, source: "option '--dialect'")
-        } catch {
-            throw UsageError(error.reason)
-        }
-    }
-
-    /// Opens the device `--device` / `$FELICA_DEVICE` name, else the first reader;
-    /// `dialect` (`--dialect`) applies to PC/SC devices only.
-    public static func open(option: String?, dialect: String? = nil, console: Console? = nil) async throws -> any Transport {
-        let spec = try chosen(option: option)
-        let forced = try Self.dialect(option: dialect)
-        if let spec { return try await open(spec, dialect: forced) }
-        return try await openDefault(dialect: forced, console: console)
+    /// Opens `given` (`--device`), else the device `$FELICA_DEVICE` names, else the first
+    /// reader found; `dialect` (`--dialect`) applies to PC/SC devices only.
+    public static func open(_ given: DeviceSpec?, dialect: PCSCDialect?, console: Console? = nil) async throws -> any Transport {
+        if let spec = try given ?? fromEnvironment() { return try await open(spec, dialect: dialect) }
+        return try await openDefault(dialect: dialect, console: console)
     }
 
     /// Opens `spec`; `dialect` overrides a PC/SC spec's own and is refused for other kinds.

@@ -134,7 +134,7 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
             var hint = ""
             if SampleCards.names.contains(text) {
                 hint = "; did you mean virtual:\(text)?"
-            } else if let near = DidYouMean.suggestion(for: String(kind), among: Self.kinds) {
+            } else if let near = Suggestion.nearest(String(kind), Self.kinds) {
                 hint = "; did you mean \(near)\(rest.map { ":\($0)" } ?? "")?"
             }
             throw ParseError("'\(kind)' is not a kind of device (\(Self.forms))\(hint)")
@@ -198,7 +198,7 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
     static func virtualCard(_ card: String) throws(ParseError) -> VirtualCardSource {
         if SampleCards.names.contains(card) { return .builtIn(card) }
         if card.contains("/") || card.hasSuffix(".json") { return .image(path: card) }
-        let near = DidYouMean.suggestion(for: card, among: SampleCards.names).map { " Did you mean virtual:\($0)?" } ?? ""
+        let near = Suggestion.nearest(card, SampleCards.names).map { " Did you mean virtual:\($0)?" } ?? ""
         throw ParseError("there is no built-in card named '\(card)' (built-in: \(SampleCards.names.joined(separator: ", ")); a card image path must contain '/' or end in .json).\(near)")
     }
 
@@ -289,7 +289,7 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
         /// Throws for the first key no one took.
         func finish(kind: String, known: [String]) throws(ParseError) {
             guard let unknown = pairs.first?.key else { return }
-            let near = DidYouMean.suggestion(for: unknown, among: known).map { "; did you mean '\($0)'?" } ?? ""
+            let near = Suggestion.nearest(unknown, known).map { "; did you mean '\($0)'?" } ?? ""
             let takes = known.isEmpty ? "they take none" : "they take: " + known.joined(separator: ", ")
             throw ParseError("device option '\(unknown)' is not known to \(kind) devices (\(takes))\(near)")
         }

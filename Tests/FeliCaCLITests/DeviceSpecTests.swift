@@ -80,18 +80,6 @@ func badDeviceStringsSayWhatIsWrong(_ text: String, _ reason: String) {
     }
 }
 
-@Test func didYouMeanOnlyForNearNames() {
-    #expect(DidYouMean.suggestion(for: "suca", among: SampleCardNames.all) == "suica")
-    #expect(DidYouMean.suggestion(for: "waoon", among: SampleCardNames.all) == "waon")
-    #expect(DidYouMean.suggestion(for: "nanacoo", among: SampleCardNames.all) == "nanaco")
-    #expect(DidYouMean.suggestion(for: "pasmo", among: SampleCardNames.all) == nil)
-    #expect(DidYouMean.suggestion(for: "suica", among: SampleCardNames.all) == nil)
-}
-
-private enum SampleCardNames {
-    static let all = ["suica", "edy", "nanaco", "waon", "wallet"]
-}
-
 // MARK: - The default device
 
 private func reader(_ spec: DeviceSpec, _ availability: DeviceListing.Availability) -> DeviceListing {
