@@ -42,11 +42,11 @@ let package = Package(
         .systemLibrary(
             name: "CLibNFC", pkgConfig: "libnfc",
             providers: [.apt(["libnfc-dev"])]),
-        .target(name: "FeliCaLibNFC", dependencies: ["FeliCa", "FeliCaReaderCodecs", "CLibNFC"], swiftSettings: strict),
+        .target(name: "FeliCaLibNFC", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport", "CLibNFC"], swiftSettings: strict),
         .systemLibrary(
             name: "CPCSCLite", pkgConfig: "libpcsclite",
             providers: [.apt(["libpcsclite-dev"])]),
-        .target(name: "FeliCaPCSC", dependencies: ["FeliCa", "FeliCaReaderCodecs", "CPCSCLite"], swiftSettings: strict),
+        .target(name: "FeliCaPCSC", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport", "CPCSCLite"], swiftSettings: strict),
         .systemLibrary(
             name: "CLibUSB", pkgConfig: "libusb-1.0",
             providers: [.apt(["libusb-1.0-0-dev"])]),
@@ -70,6 +70,7 @@ let package = Package(
 
         .testTarget(name: "FeliCaTests", dependencies: ["FeliCa"], swiftSettings: strict),
         .testTarget(name: "FeliCaReaderCodecsTests", dependencies: ["FeliCa", "FeliCaReaderCodecs"], swiftSettings: strict),
+        .testTarget(name: "FeliCaTransportSupportTests", dependencies: ["FeliCaTransportSupport"], swiftSettings: strict),
         .testTarget(name: "FeliCaJSONTests", dependencies: ["FeliCaJSON"], swiftSettings: strict),
         .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaReaderCodecs"], swiftSettings: strict),
         .testTarget(name: "FeliCaCardsTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation"], swiftSettings: strict),
