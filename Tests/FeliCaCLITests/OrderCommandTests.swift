@@ -1,3 +1,4 @@
+@testable import FeliCaCLI
 import Foundation
 import FoundationXML
 import FeliCaSimulation
@@ -20,7 +21,9 @@ import Testing
     func golden(_ args: [String], _ file: String) throws {
         let r = try run(args)
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stderr.isEmpty, "\(r.stderr)")
+        // Without --before 0003:fe00 the fixture's transit cards land in FE00, which is warned about.
+        let warned = args.first == "order" && !args.contains("--before")
+        #expect(warned ? r.stderr.hasPrefix("warning: the best order lands cards outside") : r.stderr.isEmpty, "\(r.stderr)")
         try expectGolden(r.stdout, file)
     }
 
@@ -133,12 +136,59 @@ import Testing
         #expect(r.stderr == "Error: \(path): cards[1].weight: expected a number, got a string\n")
         let missing = try run(["order", "--population", "/no/such/population.json"])
         #expect(missing.status == 1)
-        #expect(missing.stderr.hasPrefix("Error: population /no/such/population.json: cannot read it"))
+        #expect(missing.stderr == "Error: population /no/such/population.json: no such file\n", "\(missing.stderr)")
+        let directory = try run(["order", "--population", "/tmp"])
+        #expect(directory.stderr == "Error: population /tmp: is a directory, not a population file\n", "\(directory.stderr)")
     }
 
     @Test func benchTargetMustBeOnTheCard() throws {
         let r = try run(["bench", "order", "--system", "8008"])
         #expect(r.status == 1)
         #expect(r.stderr.contains("the card has no system 8008"))
+    }
+}
+
+/// Orders that would hide a card's purse, and baselines compared truthfully.
+@Suite struct OrderWarningTests {
+    @Test func aTransitCardLandingInItsCommonAreaIsWarnedAbout() throws {
+        let r = try run(["order"])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("Best order (exact): FE00, 0003, 8B61"))
+        #expect(r.stderr == """
+            warning: the best order lands cards outside the system their purse is in; an app would not see their balance:
+              suica (20.0 % of cards) lands in FE00; its transit purse is in 0003
+              wallet (20.0 % of cards) lands in FE00; its transit purse is in 0003
+              keep each purse's system first with --before 0003:fe00
+
+            """, "\(r.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(try run(["order", "--json"]).stdout.utf8)) as? [String: Any])
+        let outside = try #require(json["outsideTheirPurse"] as? [[String: String]])
+        #expect(outside.map { $0["card"] } == ["suica", "wallet"])
+        #expect(outside.first?["purseSystem"] == "0003")
+    }
+
+    @Test func keepingTheTransitSystemFirstSilencesTheWarning() throws {
+        let r = try run(["order", "--before", "0003:fe00"])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("Best order (exact): 0003, FE00"))
+        #expect(r.stderr.isEmpty, "\(r.stderr)")
+    }
+
+    @Test func aFasterBaselineThatBreaksTheConstraintSaysSo() throws {
+        let r = try run(["order", "--codes", "fe00,0003,8b61", "--before", "0003:fe00"])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("Baseline (--codes): FE00, 0003, 8B61 (breaks --before)"))
+        #expect(r.stdout.contains("  the baseline is faster by 0.180773 s per detection on average, but only by breaking --before\n"), "\(r.stdout)")
+        #expect(!r.stdout.contains("as fast as"))
+    }
+
+    @Test(arguments: [
+        (0.2, 0.2, true, "the baseline is as fast as the best order"),
+        (0.2, 0.2, false, "the baseline is as fast as the best order, but it breaks --before"),
+        (0.1, 0.2, false, "the baseline is faster by 0.100000 s per detection on average, but only by breaking --before"),
+        (0.3, 0.2, true, "the best order saves 0.100000 s per detection on average (33.3 %)"),
+    ] as [(Double, Double, Bool, String)])
+    func comparisonWording(_ baseline: Double, _ best: Double, _ keeps: Bool, _ words: String) {
+        #expect(OrderCommand.comparison(baseline: baseline, best: best, keepsOrder: keeps) == words)
     }
 }
