@@ -58,11 +58,76 @@ import Testing
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let doc = try XMLDocument(xmlString: text)
         #expect(doc.rootElement()?.name == "svg")
-        #expect(text.contains("detection time (s)"))
-        #expect(text.contains("position of FE00 in the list"))
+        #expect(text.contains("detection time (s, log scale)"))
+        #expect(text.contains("position of FE00 in the list (codes polled before it), log scale"))
         #expect(text.contains("least-squares fit"))
         #expect(text.contains("never detected (2)"))
         #expect(text.components(separatedBy: "<circle").count > 149)
+    }
+
+    /// Where each mean point and never-detected cross of a plot is drawn, read from the
+    /// SVG's elements that carry a <title> ("12: 3.66 s", "149: never detected").
+    static func marks(_ svg: String) throws -> (points: [Int: (x: Double, y: Double)], never: [(x: Double, y: Double)]) {
+        func attribute(_ name: String, _ tag: Substring) -> String? {
+            let tag = " " + tag
+            guard let r = tag.range(of: " \(name)=\"") else { return nil }
+            return String(tag[r.upperBound...].prefix { $0 != "\"" })
+        }
+        func position(_ tag: Substring) -> Int? {
+            guard let r = tag.range(of: "<title>") else { return nil }
+            return Int(tag[r.upperBound...].prefix { $0 != ":" })
+        }
+        var points: [Int: (x: Double, y: Double)] = [:]
+        for tag in svg.components(separatedBy: "<circle ").dropFirst().map({ Substring($0) }) {
+            guard let p = position(tag), let x = attribute("cx", tag).flatMap(Double.init), let y = attribute("cy", tag).flatMap(Double.init) else { continue }
+            points[p] = (x, y)
+        }
+        var never: [(x: Double, y: Double)] = []
+        for tag in svg.components(separatedBy: "<path ").dropFirst().map({ Substring($0) }) where tag.prefix(while: { $0 != "\n" }).contains("never detected</title>") {
+            // "M x-4 y-4 L ...": the cross's top-left corner.
+            let numbers = (attribute("d", tag) ?? "").split(whereSeparator: { "ML ".contains($0) }).compactMap { Double($0) }
+            if numbers.count >= 2 { never.append((numbers[0] + 4, numbers[1] + 4)) }
+        }
+        return (points, never)
+    }
+
+    @Test func thePlotSpreadsTheFirstPositionsAndKeepsNeverDetectedMarksApart() throws {
+        let path = temporaryPath("spread.svg")
+        #expect(try run(["bench", "order", "--positions", "0-150", "--plot", path]).status == 0)
+        let (points, never) = try Self.marks(try String(contentsOfFile: path, encoding: .utf8))
+        let p0 = try #require(points[0]), p10 = try #require(points[10]), p1 = try #require(points[1]), p148 = try #require(points[148])
+        // Positions 0-10 take a good share of the width, and their times stand apart.
+        #expect((p10.x - p0.x) / (p148.x - p0.x) > 0.4)
+        #expect(abs(p1.y - p0.y) > 30)
+        // The two never-detected positions (149, 150) are drawn apart: no two 8 px crosses touch.
+        #expect(never.count == 2)
+        for i in never.indices { for j in never.indices where i < j {
+            #expect(abs(never[i].x - never[j].x) >= 9 || abs(never[i].y - never[j].y) >= 9, "\(never)")
+        } }
+    }
+
+    @Test func theIOSPlotNamesItsSourceWithoutIssueNumbers() throws {
+        let path = temporaryPath("ios.svg")
+        #expect(try run(["bench", "order", "--plot", path]).status == 0)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains("measured on iOS 13"))
+        #expect(!text.lowercased().contains("issue"))
+    }
+
+    @Test(arguments: ["plot.png", "out/plot.PDF", "x.svg.png"])
+    func aPlotNamedForAnotherFormatIsRefused(_ name: String) throws {
+        let r = try run(["bench", "order", "--plot", temporaryPath(name)])
+        #expect(r.status == 64)
+        #expect(r.stderr.hasPrefix("Error: option '--plot': "), "\(r.stderr)")
+        #expect(r.stderr.contains("but the plot is SVG; give a .svg name"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: temporaryPath(name)))
+    }
+
+    @Test(arguments: ["plot.svg", "PLOT.SVG", "plot"])
+    func svgOrExtensionlessPlotNamesAreWritten(_ name: String) throws {
+        let path = temporaryPath(name)
+        #expect(try run(["bench", "order", "--positions", "0-3", "--plot", path]).status == 0)
+        #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix("<?xml"))
     }
 
     @Test func benchOnATimedVirtualDevice() throws {
