@@ -168,10 +168,19 @@ public actor CardSession {
 
     // MARK: - Reading
 
-    /// Blocks this session sends per Read Without Encryption to `target` right now:
-    /// the IC's known limit, or what the card taught us, or the frame limit (15).
-    public func readLimit(for target: Target) -> Int {
+    /// Blocks the card itself reads at once, as far as known: what it taught us, or the
+    /// IC's known limit, or the frame limit (15).
+    public func cardReadLimit(for target: Target) -> Int {
         learnedReadLimit[target.idm] ?? target.pmm.ic.maximumBlocksPerRead ?? ReadWithoutEncryptionCommand.frameBlockLimit
+    }
+
+    /// Blocks this session sends per Read Without Encryption to `target` right now: the
+    /// card's limit (``cardReadLimit(for:)``), and no more than the transport's longest
+    /// reply holds.
+    public func readLimit(for target: Target) -> Int {
+        let card = cardReadLimit(for: target)
+        guard let longest = transport.longestReply else { return card }
+        return min(card, max(1, (longest - ReadWithoutEncryptionResponse.headerLength) / 16))
     }
 
     /// Reads every requested block in as few commands as the card allows, mixing services
@@ -201,7 +210,14 @@ public actor CardSession {
                 end += 1
             }
             let command = try ReadWithoutEncryptionCommand(idm: target.idm, services: services, blocks: list)
-            let reply = try await repeatable(command.encode(), timeout: timeout(target.pmm, .read, units: list.count))
+            let reply: [UInt8]
+            do {
+                reply = try await repeatable(command.encode(), timeout: timeout(target.pmm, .read, units: list.count))
+            } catch where readLimit(for: target) < list.count {
+                // The link learned it cannot carry this reply (a reader that takes only
+                // short APDUs): ask again for fewer blocks. A read is safe to repeat.
+                continue
+            }
             let r = try ReadWithoutEncryptionResponse.decode(reply[...], expecting: target.idm)
             if r.status.meansTooManyBlocks && list.count > 1 {
                 learnedReadLimit[target.idm] = Self.smallerBatch(than: list.count)

@@ -19,6 +19,9 @@ struct VPCDSimCommand: CLICommand {
                 OptionSpec("port", value: "port", help: "vpcd's TCP port (default 35963)."),
                 OptionSpec("dialect", value: "dialect", help: "Reader dialect to answer in: \(PCSCDialect.names) (default part3)."),
                 OptionSpec.flag("t0", help: "acr122u: answer 61 xx and wait for GET RESPONSE, as a T=0 reader does."),
+                OptionSpec("refuse", value: "commands", help: "part3, sony: FeliCa commands the reader will not forward, comma-separated (e.g. polling,request-service,request-system-code); it answers C0 03 01 6A 80."),
+                OptionSpec("apdu", value: "form", help: "part3, sony: take transparent exchanges only as short or only as extended APDUs (the other form gets 67 00); default both."),
+                OptionSpec.flag("cut-long-replies", help: "part3, sony: cut a reply to a short APDU to 256 bytes, as a reader that cannot carry more would."),
                 OptionSpec("remove-after", value: "n", help: "Take the card away after it answered <n> FeliCa commands (closes the connection mid-command)."),
                 OptionSpec("stall-after", value: "n", help: "Answer <n> FeliCa commands, then never again (a wedged card; the connection stays open)."),
                 OptionSpec("wait", value: "seconds", help: "How long to keep trying while vpcd does not accept the card yet (default 10)."),
@@ -44,10 +47,35 @@ struct VPCDSimCommand: CLICommand {
         if o.getResponse && o.dialect != .acr122u {
             throw UsageError("option '--t0' applies to --dialect acr122u only")
         }
+        o.quirks = try Self.quirks(args)
+        if o.quirks != VPCDResponder.Quirks() && o.dialect != .part3 && o.dialect != .sony {
+            throw UsageError("options '--refuse', '--apdu' and '--cut-long-replies' apply to --dialect part3 and sony only")
+        }
         if let wait = try args.int("wait", in: 0...3600) { o.connectWait = .seconds(wait) }
         o.stallAfter = try args.int("stall-after", in: 0...1_000_000)
         options = o
         removeAfter = try args.int("remove-after", in: 0...1_000_000)
+    }
+
+    /// `--refuse`, `--apdu` and `--cut-long-replies`.
+    static func quirks(_ args: ParsedArguments) throws(UsageError) -> VPCDResponder.Quirks {
+        var q = VPCDResponder.Quirks()
+        if let list = args.value("refuse") {
+            for name in list.split(separator: ",", omittingEmptySubsequences: false) {
+                guard let code = CommandCode(name: String(name)) else {
+                    throw UsageError("option '--refuse': '\(name)' is not a FeliCa command (\(CommandCode.names))")
+                }
+                q.refused.insert(code)
+            }
+        }
+        if let form = args.value("apdu") {
+            guard let only = TransparentExchange.Form.allCases.first(where: { $0.description == form }) else {
+                throw UsageError("option '--apdu': '\(form)' is not an APDU form (short, extended)")
+            }
+            q.forms = [only]
+        }
+        q.cutsLongReplies = args.flag("cut-long-replies")
+        return q
     }
 
     func run(_ console: Console) async throws -> Int32 {
@@ -61,7 +89,7 @@ struct VPCDSimCommand: CLICommand {
         // Debian's /etc/reader.conf.d/vpcd serves two slots from 35963.
         let slot = options.port == VPCDCard.defaultPort ? "00" : options.port == VPCDCard.defaultPort + 1 ? "01" : nil
         let reader = slot.map { " (reader \"Virtual PCD 00 \($0)\")" } ?? ""
-        console.diag("felica-sim vpcd: card \(card) on \(options.host):\(options.port)\(reader), dialect \(options.dialect)\(options.getResponse ? " with 61 xx" : "")")
+        console.diag("felica-sim vpcd: card \(card) on \(options.host):\(options.port)\(reader), dialect \(options.dialect)\(options.getResponse ? " with 61 xx" : "")\(options.quirks == VPCDResponder.Quirks() ? "" : ", quirks: " + options.quirks.summary)")
         switch try await vpcd.serve() {
         case .removed:
             console.diag("felica-sim vpcd: card removed after \(virtual.exchangeCount) exchanges")
