@@ -8,18 +8,14 @@ import FeliCaSimulation
 /// iOS libraries) — which are given the services to read for free (no probing).
 func cardBenchmarks() async {
     guard section("cards") else { return }
-    let transit: [(ServiceCode, Int)] = [(0x008B, 1), (0x090F, 20), (0x108F, 3), (0x10CB, 2)]
-    let common: [String: [(ServiceCode, Int)]] = [
-        "edy": [(0x110B, 1), (0x1317, 1), (0x170F, 6)],
-        "nanaco": [(0x558B, 1), (0x5597, 1), (0x560B, 2), (0x564F, 5)],
-        "waon": [(0x684F, 1), (0x6817, 1), (0x684B, 1), (0x680B, 6)],
-    ]
+    func services(_ layout: PurseLayout) -> [(ServiceCode, Int)] { layout.reads(at: .history).map { ($0.service, $0.historyBlocks) } }
+    let transit = services(TransitIC.layout)
     let plans: [String: [(SystemCode, [(ServiceCode, Int)])]] = [
         "suica": [(.transit, transit)],
-        "edy": [(.common, common["edy"]!)],
-        "nanaco": [(.common, common["nanaco"]!)],
-        "waon": [(.common, common["waon"]!)],
-        "wallet": [(.transit, transit), (.common, common["edy"]! + common["nanaco"]! + common["waon"]!)],
+        "edy": [(.common, services(Edy.layout))],
+        "nanaco": [(.common, services(Nanaco.layout))],
+        "waon": [(.common, services(WAON.layout))],
+        "wallet": [(.transit, transit), (.common, services(Edy.layout) + services(Nanaco.layout) + services(WAON.layout))],
     ]
     for name in SampleCards.names {
         guard let image = SampleCards.image(named: name), let plan = plans[name] else { continue }

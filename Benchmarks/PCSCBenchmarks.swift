@@ -131,7 +131,7 @@ private final class BenchPCSCD: Sendable {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
         p.arguments = (getuid() == 0 ? ["-m"] : ["-r", "-m"]) + ["--", "sh", "-c",
-            "mount -t tmpfs tmpfs /run/pcscd && exec pcscd --foreground -c '\(conf.path)'"]
+            "mkdir -p /run/pcscd 2>/dev/null; mount -t tmpfs tmpfs /run/pcscd && exec pcscd --foreground -c '\(conf.path)'"]
         p.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         p.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try p.run()

@@ -186,7 +186,7 @@ public actor CardSession {
     /// Reads every requested block in as few commands as the card allows, mixing services
     /// in one command (up to 16). Returns the blocks of each request, in request order.
     public func read(_ requests: [BlockRequest], from target: Target) async throws(FeliCaError) -> [[[UInt8]]] {
-        // Flatten to (request, service index, block) and cut into commands.
+        // Flatten to (request, service, block) and cut into commands.
         var elements: [(request: Int, service: ServiceCode, block: Int)] = []
         for (i, r) in requests.enumerated() {
             for b in r.blocks { elements.append((i, r.service, b)) }
@@ -194,43 +194,62 @@ public actor CardSession {
         var out: [[[UInt8]]] = requests.map { _ in [] }
         var start = 0
         while start < elements.count {
-            let limit = readLimit(for: target)
-            var services: [ServiceCode] = []
-            var list: [BlockListElement] = []
-            var size = 12
-            var end = start
-            while end < elements.count && list.count < limit {
-                let e = elements[end]
-                var index = services.firstIndex(of: e.service)
-                let extra = (index == nil ? 2 : 0) + (e.block <= 0xFF ? 2 : 3)
-                if (index == nil && services.count == 16) || size + extra > 255 { break }
-                if index == nil { services.append(e.service); index = services.count - 1 }
-                list.append(try BlockListElement(serviceIndex: index!, block: e.block))
-                size += extra
-                end += 1
+            let end = start + ReadWithoutEncryptionCommand.fitting(
+                elements[start...].lazy.map { (service: $0.service, block: $0.block) }, limit: readLimit(for: target))
+            var batch: [(request: Int, BlockRequest)] = []
+            for e in elements[start..<end] {
+                if let last = batch.last, last.request == e.request {
+                    batch[batch.count - 1].1.blocks.append(e.block)
+                } else {
+                    batch.append((e.request, BlockRequest(service: e.service, blocks: [e.block])))
+                }
             }
-            let command = try ReadWithoutEncryptionCommand(idm: target.idm, services: services, blocks: list)
-            let reply: [UInt8]
-            do {
-                reply = try await repeatable(command.encode(), timeout: timeout(target.pmm, .read, units: list.count))
-            } catch where readLimit(for: target) < list.count {
-                // The link learned it cannot carry this reply (a reader that takes only
-                // short APDUs): ask again for fewer blocks. A read is safe to repeat.
-                continue
-            }
-            let r = try ReadWithoutEncryptionResponse.decode(reply[...], expecting: target.idm)
-            if r.status.meansTooManyBlocks && list.count > 1 {
-                learnedReadLimit[target.idm] = Self.smallerBatch(than: list.count)
-                continue
-            }
-            guard r.status.isSuccess else {
-                throw Self.readError(r.status, services: services, list: list)
-            }
-            guard r.blockCount == list.count else {
-                throw FeliCaError(.invalidField, "Read Without Encryption response: \(r.blockCount) blocks for \(list.count) requested")
-            }
-            for k in 0..<list.count { out[elements[start + k].request].append(Array(r[block: k])) }
+            guard let blocks = try await readCommand(batch.map(\.1), from: target) else { continue }
+            for (k, b) in blocks.enumerated() { out[batch[k].request] += b }
             start = end
+        }
+        return out
+    }
+
+    /// Sends exactly one Read Without Encryption for `requests`, which must fit one command
+    /// (``ReadWithoutEncryptionCommand/fitting(_:limit:)`` with ``readLimit(for:)``).
+    /// Returns the blocks of each request, or nil when the card refused the command as too
+    /// many blocks, or the link found it cannot carry the reply: the session then knows a
+    /// smaller limit (``readLimit(for:)``), and the caller cuts again.
+    /// Any other refusal is thrown (`.status`, with the status flags).
+    public func readCommand(_ requests: [BlockRequest], from target: Target) async throws(FeliCaError) -> [[[UInt8]]]? {
+        var services: [ServiceCode] = []
+        var list: [BlockListElement] = []
+        for r in requests {
+            var index = services.firstIndex(of: r.service)
+            if index == nil { services.append(r.service); index = services.count - 1 }
+            for b in r.blocks { list.append(try BlockListElement(serviceIndex: index!, block: b)) }
+        }
+        let command = try ReadWithoutEncryptionCommand(idm: target.idm, services: services, blocks: list)
+        let reply: [UInt8]
+        do {
+            reply = try await repeatable(command.encode(), timeout: timeout(target.pmm, .read, units: list.count))
+        } catch where readLimit(for: target) < list.count {
+            // The link learned it cannot carry this reply (a reader that takes only short
+            // APDUs): ask again for fewer blocks. A read is safe to repeat.
+            return nil
+        }
+        let r = try ReadWithoutEncryptionResponse.decode(reply[...], expecting: target.idm)
+        if r.status.meansTooManyBlocks && list.count > 1 {
+            learnedReadLimit[target.idm] = Self.smallerBatch(than: list.count)
+            return nil
+        }
+        guard r.status.isSuccess else {
+            throw Self.readError(r.status, services: services, list: list)
+        }
+        guard r.blockCount == list.count else {
+            throw FeliCaError(.invalidField, "Read Without Encryption response: \(r.blockCount) blocks for \(list.count) requested")
+        }
+        var out: [[[UInt8]]] = []
+        var k = 0
+        for req in requests {
+            out.append((k..<(k + req.blocks.count)).map { Array(r[block: $0]) })
+            k += req.blocks.count
         }
         return out
     }

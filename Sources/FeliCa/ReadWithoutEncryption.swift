@@ -142,3 +142,25 @@ public struct ReadWithoutEncryptionResponse: Hashable, Sendable {
         return ReadWithoutEncryptionResponse(idm: got, status: sf, data: data)
     }
 }
+
+extension ReadWithoutEncryptionCommand {
+    /// How many of `blocks`, taken in order from the first, one command carries: at most
+    /// `limit` blocks (and the frame's 15), 16 services, and a command frame of 255 bytes.
+    /// ``CardSession/read(_:from:)`` cuts its commands with it, and reading plans cut
+    /// their batches with it, so a plan's batch is exactly one command.
+    public static func fitting(_ blocks: some Collection<(service: ServiceCode, block: Int)>, limit: Int) -> Int {
+        var services: [ServiceCode] = []
+        var size = 12
+        var count = 0
+        for e in blocks {
+            guard count < min(limit, frameBlockLimit) else { break }
+            let known = services.contains(e.service)
+            let extra = (known ? 0 : 2) + (e.block <= 0xFF ? 2 : 3)
+            if (!known && services.count == 16) || size + extra > 255 { break }
+            if !known { services.append(e.service) }
+            size += extra
+            count += 1
+        }
+        return max(count, blocks.isEmpty ? 0 : 1)
+    }
+}

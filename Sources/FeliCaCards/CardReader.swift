@@ -1,25 +1,61 @@
 import FeliCa
 
+/// A system the reader left unprobed, and why.
+public struct SkippedSystem: Hashable, Sendable, CustomStringConvertible {
+    public var system: SystemCode
+    /// Why, in a few words a user can act on.
+    public var reason: String
+    /// Whether the card listed it (false when the plan did not ask for the card's systems).
+    public var listed: Bool
+
+    public init(system: SystemCode, reason: String, listed: Bool) {
+        self.system = system; self.reason = reason; self.listed = listed
+    }
+
+    public var description: String {
+        (system == .common ? "common area \(system)" : "system \(system)") + " not probed: \(reason)"
+    }
+}
+
 /// Everything found on one card.
 public struct CardReport: Hashable, Sendable {
     /// IDm and PMm of the card's first system (what Polling with the wildcard returns).
     public var idm: IDm
     /// PMm of the first system (IC type, response times).
     public var pmm: PMm
-    /// Every system the card lists, in its order.
+    /// Every system the card lists, in its order; only the first when the plan did not
+    /// ask (``systemsListed``).
     public var systems: [SystemCode]
+    /// Whether ``systems`` is the card's own list (Request System Code, or Polling each
+    /// known code when the card does not answer it).
+    public var systemsListed = true
     /// One entry per purse found, in system order.
     public var purses: [Purse]
+    /// Systems the reader chose not to probe, and why.
+    public var skipped: [SkippedSystem] = []
     /// What the reader chose not to probe, or could not, and why.
     public var notes: [String]
     /// Whether the common area was left unprobed by ``CardReader/skipsCommonArea(of:)``.
-    public var skippedCommonArea = false
+    public var skippedCommonArea: Bool { skipped.contains { $0.system == .common } }
+
+    public init(idm: IDm, pmm: PMm, systems: [SystemCode], purses: [Purse], notes: [String]) {
+        self.idm = idm; self.pmm = pmm; self.systems = systems; self.purses = purses; self.notes = notes
+    }
+
+    mutating func skip(_ s: SkippedSystem) {
+        skipped.append(s)
+        notes.append(s.description)
+    }
 }
 
 /// Finds and decodes every purse on a card by probing what the card holds, never by one
-/// system code: wildcard Polling, Request System Code, then per system either a read
-/// that doubles as the probe (transit layout) or one Request Service for every e-money
-/// service at once (common area), then one batched read per system.
+/// system code. Each profile's ``PurseLayout`` says what to read and how it decodes;
+/// ``ReadPlanner`` turns what is known about the card into the fewest exchanges:
+/// wildcard Polling, Request System Code unless the chip is a transit-card IC (whose
+/// common area is skipped), per system either a read that doubles as the probe (a layout
+/// in a system of its own) or one Request Service for every common-area layout at once,
+/// then batched reads. A refused batch costs one Request Service on that batch's
+/// services, and only what was not read is read again.
 public struct CardReader: Sendable {
     /// How much to read.
     public enum Depth: Sendable {
@@ -36,11 +72,15 @@ public struct CardReader: Sendable {
     /// Probe the common area (0xFE00) of a card whose chip is a dedicated transit-card IC
     /// too. Off by default: see ``skipsCommonArea(of:)``.
     public var probeTransitCardCommonArea = false
+    /// The layouts looked for.
+    public var layouts: [PurseLayout] = PurseLayout.all
 
     public init(depth: Depth, stations: StationTable? = nil) {
         self.depth = depth
         self.stations = stations
     }
+
+    var planner: ReadPlanner { ReadPlanner(depth: depth, probeTransitCardCommonArea: probeTransitCardCommonArea) }
 
     /// Polls for a card and reads it. Throws `.noCard` when none answers.
     public func read(_ session: CardSession) async throws(FeliCaError) -> CardReport {
@@ -50,18 +90,29 @@ public struct CardReader: Sendable {
 
     /// Reads a card already found by Polling (`first` = the wildcard answer).
     public func read(_ session: CardSession, first: Target) async throws(FeliCaError) -> CardReport {
-        let systems = try await session.systemCodes(of: first)
-        var report = CardReport(idm: first.idm, pmm: first.pmm, systems: systems, purses: [], notes: [])
-        for system in systems {
-            let isTransit = TransitIC.systemCodes.contains(system)
+        var report = CardReport(idm: first.idm, pmm: first.pmm, systems: [], purses: [], notes: [])
+        var systems: [SystemCode]
+        if planner.needsSystemList(first) {
+            systems = try await session.systemCodes(of: first)
+        } else {
+            // A transit-card IC: read its first system; the list would only name the
+            // common area, which is skipped anyway.
+            systems = first.systemCode.map { [$0] } ?? []
+            report.systemsListed = false
+        }
+        report.systems = systems
+        var k = 0
+        while k < systems.count {
+            let system = systems[k]
+            k += 1
+            let own = layouts.filter { if case .ownSystem(let codes) = $0.placement { codes.contains(system) } else { false } }
             let isCommon = system == .common
-            guard isTransit || isCommon else {
-                report.notes.append("system \(system) not probed: no known purse layout lives there")
+            guard !own.isEmpty || isCommon else {
+                report.skip(SkippedSystem(system: system, reason: "no known purse layout lives there", listed: true))
                 continue
             }
             if isCommon && skipsCommonArea(of: first) {
-                report.notes.append("common area \(system) not probed: the chip is a transit-card IC (PMm IC \(Hex.encode([first.pmm.icCode]))), whose common area holds no e-money purse")
-                report.skippedCommonArea = true
+                report.skip(SkippedSystem(system: system, reason: Self.transitICReason(first), listed: true))
                 continue
             }
             let target: Target
@@ -70,17 +121,33 @@ public struct CardReader: Sendable {
             } else {
                 target = try await selectListed(system, session, first: first)
             }
-            if isTransit {
-                if let p = try await readTransit(session, target, system) {
+            if isCommon {
+                report.purses += try await readCommonArea(session, target, system)
+                continue
+            }
+            for layout in own {
+                if let p = try await readOwnSystem(layout, session, target, system) {
                     report.purses.append(p)
                 } else {
-                    report.notes.append("system \(system) holds none of the transit services (008B, 090F)")
+                    let codes = layout.services.filter { !$0.optional }.map(\.service.description).joined(separator: ", ")
+                    report.notes.append("system \(system) holds none of the \(layout.profile.displayName) services (\(codes))")
+                    if !report.systemsListed {
+                        // The plan assumed the first system held the purse: ask for the rest after all.
+                        systems += try await session.systemCodes(of: first).filter { !systems.contains($0) }
+                        report.systems = systems
+                        report.systemsListed = true
+                    }
                 }
-            } else {
-                report.purses += try await readCommonArea(session, target, system)
             }
         }
+        if !report.systemsListed && skipsCommonArea(of: first) {
+            report.skip(SkippedSystem(system: .common, reason: Self.transitICReason(first), listed: false))
+        }
         return report
+    }
+
+    static func transitICReason(_ first: Target) -> String {
+        "the chip is a transit-card IC (PMm IC \(Hex.encode([first.pmm.icCode]))), whose common area holds no e-money purse"
     }
 
     /// Polls a system the card listed. A card answers Polling for every system it lists, so
@@ -98,108 +165,64 @@ public struct CardReader: Sendable {
         throw FeliCaError(.timeout, "the card lists system \(system) but did not answer two Pollings for it, although it is still on the reader: hold it still and run the command again")
     }
 
-    /// Whether the common area is left unprobed: the card's first system is a transit
-    /// system and its chip is one of the ICs made for transit cards (PMm IC 0x0B, 0x31,
-    /// 0x36). Those cards are issued by transit operators; Edy, nanaco and WAON come on
-    /// their own cards or on phones (mobile ICs), so probing would cost two exchanges
-    /// (Polling, Request Service) on every transit card to find nothing. Set
-    /// ``probeTransitCardCommonArea`` to probe anyway.
+    /// Whether the common area is left unprobed (``ReadPlanner/skipsCommonArea(of:)``).
+    /// Set ``probeTransitCardCommonArea`` to probe anyway.
     public func skipsCommonArea(of first: Target) -> Bool {
-        guard !probeTransitCardCommonArea, let own = first.systemCode, TransitIC.systemCodes.contains(own) else { return false }
-        return [0x0B, 0x31, 0x36].contains(first.pmm.icCode)
+        planner.skipsCommonArea(of: first)
     }
 
-    // MARK: - Transit
+    // MARK: - A layout in a system of its own
 
-    /// Reads the transit services in one batch; the read is the probe. When the card
-    /// refuses it, Request Service tells which services are absent or need a key.
-    func readTransit(_ session: CardSession, _ target: Target, _ system: SystemCode) async throws(FeliCaError) -> Purse? {
-        var wanted: [(ServiceCode, String, Int)] = [(TransitIC.attributeService, "balance", 1)]
-        switch depth {
-        case .balance:
-            wanted.append((TransitIC.historyService, "history", 1))
-        case .history:
-            wanted += [(TransitIC.historyService, "history", TransitIC.historyBlocks),
-                       (TransitIC.gateLogService, "gate log", TransitIC.gateLogBlocks),
-                       (TransitIC.pendingEntryService, "pending entry", TransitIC.pendingEntryBlocks)]
-        }
+    /// Reads the layout's services in batches; the first read is the probe. Nil when the
+    /// system holds none of the layout's required services, readable or keyed.
+    func readOwnSystem(_ layout: PurseLayout, _ session: CardSession, _ target: Target, _ system: SystemCode) async throws(FeliCaError) -> Purse? {
+        let wanted = layout.reads(at: depth)
         let got = try await readServices(session, target, wanted)
-        // Neither the balance nor the history is on the card, readable or keyed: the
-        // system code is transit-like but the layout is not there.
-        let core = got.filter { $0.service == TransitIC.attributeService || $0.service == TransitIC.historyService }
-        if core.allSatisfy({ if case .failure(let i) = $0.result, i.problem == .absent { true } else { false } }) {
-            return nil
-        }
-        var purse = TransitIC.purse(system: system, attributes: got[0].blocks?.first, history: got[1].blocks,
-                                    gateLog: got.count > 2 ? got[2].blocks : nil,
-                                    pendingEntry: got.count > 3 ? got[3].blocks : nil,
-                                    includeHistory: depth == .history, stations: stations)
-        // The gate log and pending entry are extras some regional cards lack: their
-        // absence is not worth a warning; a key on them still is.
-        let optional: Set<ServiceCode> = [TransitIC.gateLogService, TransitIC.pendingEntryService]
-        purse.issues = got.compactMap(\.issue).filter { !($0.problem == .absent && optional.contains($0.service)) } + purse.issues
-        return purse
+        let required = wanted.indices.filter { !wanted[$0].optional }
+        if required.allSatisfy({ got[$0].issue?.problem == .absent }) { return nil }
+        return purse(layout, wanted, got, system)
+    }
+
+    /// Decodes what was read; issues of the services come first. An optional service's
+    /// absence is not worth an issue, a key on it still is.
+    func purse(_ layout: PurseLayout, _ wanted: [ServiceRead], _ got: [ServiceOutcome], _ system: SystemCode) -> Purse {
+        var blocks = ServiceBlocks()
+        for (w, g) in zip(wanted, got) { blocks.blocks[w.service] = g.blocks }
+        var p = layout.decode(blocks, PurseLayout.DecodeContext(system: system, depth: depth, stations: stations))
+        let issues = zip(wanted, got).compactMap { w, g in g.issue.flatMap { w.optional && $0.problem == .absent ? nil : $0 } }
+        p.issues = issues + p.issues
+        return p
     }
 
     // MARK: - Common area
 
-    /// The services of each e-money profile: (service, content, blocks to read, needed at balance depth).
-    static let commonAreaProfiles: [(PurseProfile, ServiceCode, [(ServiceCode, String, Int, Bool)])] = [
-        (.edy, Edy.balanceService, [(Edy.numberService, "number", 1, true), (Edy.balanceService, "balance", 1, true),
-                                    (Edy.historyService, "history", Edy.historyBlocks, false)]),
-        (.nanaco, Nanaco.balanceService, [(Nanaco.numberService, "number", 1, true), (Nanaco.balanceService, "balance", 1, true),
-                                          (Nanaco.pointsService, "points", Nanaco.pointsBlocks, true),
-                                          (Nanaco.historyService, "history", Nanaco.historyBlocks, false)]),
-        (.waon, WAON.balanceService, [(WAON.numberService, "number", 1, true), (WAON.balanceService, "balance", 1, true),
-                                      (WAON.pointsService, "points", 1, true), (WAON.historyService, "history", WAON.historyBlocks, false)]),
-    ]
-
-    /// One Request Service for the balance service of every e-money profile and its
+    /// One Request Service for the presence service of every common-area layout and its
     /// key-protected twins (few nodes: Request Service time grows with each node), then one
-    /// batched read of every service of the profiles present, which is also the probe for
+    /// batched read of every service of the layouts present, which is also the probe for
     /// those services.
     func readCommonArea(_ session: CardSession, _ target: Target, _ system: SystemCode) async throws(FeliCaError) -> [Purse] {
-        let presence = try await probe(session, target, Self.commonAreaProfiles.map(\.1))
-        var plans: [(PurseProfile, [(ServiceCode, String, Int)])] = []
-        for (profile, balance, services) in Self.commonAreaProfiles {
-            guard presence[balance] != nil else { continue }
-            plans.append((profile, services.filter { depth == .history || $0.3 }.map { ($0.0, $0.1, $0.2) }))
-        }
-        let results = plans.isEmpty ? [] : try await readServices(session, target, plans.flatMap(\.1))
+        let candidates = layouts.filter { $0.placement == .commonArea }
+        guard !candidates.isEmpty else { return [] }
+        let presence = try await probe(session, target, candidates.map(\.presence))
+        let present = candidates.filter { presence[$0.presence] != nil }
+        let wanted = present.map { $0.reads(at: depth) }
+        let results = try await readServices(session, target, wanted.flatMap { $0 })
         var purses: [Purse] = []
         var k = 0
-        for (profile, services) in plans {
-            let mine = Array(results[k..<(k + services.count)])
+        for (layout, services) in zip(present, wanted) {
+            purses.append(purse(layout, services, Array(results[k..<(k + services.count)]), system))
             k += services.count
-            func blocks(_ s: ServiceCode) -> [[UInt8]]? { mine.first { $0.service == s }?.blocks }
-            var p: Purse
-            switch profile {
-            case .edy:
-                p = Edy.purse(system: system, number: blocks(Edy.numberService)?.first, balance: blocks(Edy.balanceService)?.first,
-                              history: blocks(Edy.historyService))
-            case .nanaco:
-                p = Nanaco.purse(system: system, number: blocks(Nanaco.numberService)?.first, balance: blocks(Nanaco.balanceService)?.first,
-                                 points: blocks(Nanaco.pointsService), history: blocks(Nanaco.historyService))
-            case .waon:
-                p = WAON.purse(system: system, number: blocks(WAON.numberService)?.first, balance: blocks(WAON.balanceService)?.first,
-                               points: blocks(WAON.pointsService)?.first, history: blocks(WAON.historyService))
-            case .transitIC:
-                continue
-            }
-            p.issues = mine.compactMap(\.issue) + p.issues
-            purses.append(p)
         }
         return purses
     }
 
     // MARK: - Reading with probing
 
-    /// What became of one wanted service.
-    struct ServiceResult {
-        var service: ServiceCode
-        var result: Result<[[UInt8]], ServiceIssue>
-        var blocks: [[UInt8]]? { if case .success(let b) = result { b } else { nil } }
-        var issue: ServiceIssue? { if case .failure(let i) = result { i } else { nil } }
+    /// What became of one wanted service: the blocks read (nil when none could be) and,
+    /// when it could not be read in full, why.
+    struct ServiceOutcome {
+        var blocks: [[UInt8]]?
+        var issue: ServiceIssue?
     }
 
     /// Presence of services: readable-without-key code → key version; a key-only twin
@@ -237,68 +260,94 @@ public struct CardReader: Sendable {
         return p
     }
 
-    /// Reads the wanted services in one batch. Without `presence`, the read itself is the
-    /// probe: when the card refuses it, Request Service sorts out which services are
-    /// absent or need a key, and the rest are read again.
-    func readServices(_ session: CardSession, _ target: Target, _ wanted: [(ServiceCode, String, Int)],
-                      presence known: Presence? = nil) async throws(FeliCaError) -> [ServiceResult] {
-        var presence = known
-        if presence == nil {
+    /// Reads the wanted services, as few commands as the card's limit allows. Without
+    /// Request Service first, the read is the probe: when the card refuses a batch,
+    /// Request Service asks about that batch's services only (those not asked about
+    /// before); the services the card lacks or keeps behind a key are dropped, and what
+    /// was not read yet is cut into batches again. Blocks already read are kept and never
+    /// read again. When the card refuses a batch of services it says it holds (a key after
+    /// all, fewer blocks than the layout), each service's share of the batch is read alone.
+    func readServices(_ session: CardSession, _ target: Target, _ wanted: [ServiceRead]) async throws(FeliCaError) -> [ServiceOutcome] {
+        var got: [[[UInt8]]] = wanted.map { _ in [] }
+        var issues: [ServiceIssue?] = wanted.map { _ in nil }
+        var asked: Set<ServiceCode> = []
+        var pending = ReadPlanner.elements(wanted.map { ($0.service, $0.blocks(at: depth)) })
+        while !pending.isEmpty {
+            let n = ReadPlanner.nextBatch(pending, limit: await session.readLimit(for: target))
+            let batch = Array(pending.prefix(n))
+            let shares = Self.shares(of: batch)
             do throws(FeliCaError) {
-                let blocks = try await session.read(wanted.map { BlockRequest(service: $0.0, blocks: 0..<$0.2) }, from: target)
-                return zip(wanted, blocks).map { ServiceResult(service: $0.0.0, result: .success($0.1)) }
-            } catch where error.code == .status {
-                presence = try await probe(session, target, wanted.map(\.0))
+                guard let blocks = try await session.readCommand(shares.map { BlockRequest(service: wanted[$0.want].service, blocks: $0.blocks) },
+                                                                from: target) else { continue }  // a smaller limit learned: cut again
+                for (share, b) in zip(shares, blocks) { got[share.want] += b }
+                pending.removeFirst(n)
+                continue
+            } catch where error.code == .status {}
+            let unasked = Self.unique(shares.map { wanted[$0.want].service }).filter { !asked.contains($0) }
+            if !unasked.isEmpty {
+                let presence = try await probe(session, target, unasked)
+                asked.formUnion(unasked)
+                let before = pending.count
+                for i in wanted.indices where unasked.contains(wanted[i].service) && presence.readable[wanted[i].service] == nil {
+                    let problem: ServiceIssue.Problem = presence.keyOnly[wanted[i].service].map { .needsKey(keyVersion: $0) } ?? .absent
+                    issues[i] = ServiceIssue(service: wanted[i].service, content: wanted[i].content, problem: problem)
+                    pending.removeAll { $0.want == i }
+                }
+                if pending.count != before { continue }
             }
-        }
-        guard let presence else { return [] }
-        var results: [ServiceResult] = wanted.map { w in
-            if presence.readable[w.0] != nil { return ServiceResult(service: w.0, result: .success([])) }
-            let problem: ServiceIssue.Problem = presence.keyOnly[w.0].map { .needsKey(keyVersion: $0) } ?? .absent
-            return ServiceResult(service: w.0, result: .failure(ServiceIssue(service: w.0, content: w.1, problem: problem)))
-        }
-        let readable = wanted.indices.filter { presence.readable[wanted[$0].0] != nil }
-        guard !readable.isEmpty else { return results }
-        do throws(FeliCaError) {
-            let blocks = try await session.read(readable.map { BlockRequest(service: wanted[$0].0, blocks: 0..<wanted[$0].2) }, from: target)
-            for (k, i) in readable.enumerated() { results[i].result = .success(blocks[k]) }
-        } catch where error.code == .status {
-            // Some service refused the batch (a key after all, or fewer blocks than the
-            // layout says): read each one alone so the others still show.
-            for i in readable {
-                results[i].result = try await readAlone(session, target, wanted[i])
+            for share in shares {
+                let outcome = try await readAlone(session, target, wanted[share.want], share.blocks, continuing: !got[share.want].isEmpty)
+                got[share.want] += outcome.blocks
+                if let issue = outcome.issue { issues[share.want] = issue }
+                if outcome.ended || outcome.issue != nil { pending.removeAll { $0.want == share.want } }
             }
+            pending.removeAll { batch.contains($0) }
         }
-        return results
+        return wanted.indices.map { i in
+            ServiceOutcome(blocks: got[i].isEmpty && issues[i] != nil ? nil : got[i], issue: issues[i])
+        }
     }
 
-    /// Reads one service; a block out of range ends the read at the blocks the card has.
-    /// The card's refusals (status flags) become the service's issue; anything else — the
-    /// card leaving, a reader error — is thrown, as everywhere else in the read: kept as an
-    /// issue it would give a report with the service cut short and the command would succeed.
-    func readAlone(_ session: CardSession, _ target: Target, _ w: (ServiceCode, String, Int)) async throws(FeliCaError) -> Result<[[UInt8]], ServiceIssue> {
+    /// The batch's blocks grouped by wanted service, in order.
+    static func shares(of batch: [ReadPlanner.Element]) -> [(want: Int, blocks: [Int])] {
+        var out: [(want: Int, blocks: [Int])] = []
+        for e in batch {
+            if let k = out.firstIndex(where: { $0.want == e.want }) { out[k].blocks.append(e.block) } else { out.append((e.want, [e.block])) }
+        }
+        return out
+    }
+
+    static func unique(_ codes: [ServiceCode]) -> [ServiceCode] {
+        var seen: Set<ServiceCode> = []
+        return codes.filter { seen.insert($0).inserted }
+    }
+
+    /// Reads one service's share of a refused batch; a block out of range ends the service
+    /// at the blocks the card has (`ended`). The card's refusals (status flags) become the
+    /// service's issue; anything else — the card leaving, a reader error — is thrown, as
+    /// everywhere else in the read: kept as an issue it would give a report with the
+    /// service cut short and the command would succeed.
+    func readAlone(_ session: CardSession, _ target: Target, _ w: ServiceRead, _ blocks: [Int],
+                   continuing: Bool) async throws(FeliCaError) -> (blocks: [[UInt8]], issue: ServiceIssue?, ended: Bool) {
+        func issue(_ p: ServiceIssue.Problem) -> ServiceIssue { ServiceIssue(service: w.service, content: w.content, problem: p) }
         do throws(FeliCaError) {
-            return .success(try await session.read(service: w.0, blocks: 0..<w.2, from: target))
+            return (try await session.read([BlockRequest(service: w.service, blocks: blocks)], from: target)[0], nil, false)
         } catch {
             guard error.code == .status else { throw error }
-            guard let sf = error.statusFlags else {
-                return .failure(ServiceIssue(service: w.0, content: w.1, problem: .unreadable(error.reason)))
-            }
-            if sf.meansKeyRequired {
-                return .failure(ServiceIssue(service: w.0, content: w.1, problem: .needsKey(keyVersion: nil)))
-            }
-            if sf.sf2 == 0xA8 && w.2 > 1 {
-                var blocks: [[UInt8]] = []
-                for b in 0..<w.2 {
+            guard let sf = error.statusFlags else { return ([], issue(.unreadable(error.reason)), true) }
+            if sf.meansKeyRequired { return ([], issue(.needsKey(keyVersion: nil)), true) }
+            if sf.sf2 == 0xA8 {
+                var read: [[UInt8]] = []
+                for b in blocks {
                     do throws(FeliCaError) {
-                        blocks += try await session.read(service: w.0, blocks: b..<(b + 1), from: target)
+                        read += try await session.read(service: w.service, blocks: b..<(b + 1), from: target)
                     } catch where error.code == .status {
                         break  // past the card's last block
                     }
                 }
-                if !blocks.isEmpty { return .success(blocks) }
+                if !read.isEmpty || continuing { return (read, nil, true) }
             }
-            return .failure(ServiceIssue(service: w.0, content: w.1, problem: .unreadable(error.reason)))
+            return ([], issue(.unreadable(error.reason)), true)
         }
     }
 }

@@ -50,6 +50,18 @@ public enum Edy {
     /// Blocks of history read.
     public static let historyBlocks = 6
 
+    /// What ``CardReader`` reads at each depth, and how it decodes.
+    public static let layout = PurseLayout(
+        profile: .edy, placement: .commonArea, presence: balanceService,
+        services: [
+            ServiceRead(numberService, "number", balance: 1, history: 1),
+            ServiceRead(balanceService, "balance", balance: 1, history: 1),
+            ServiceRead(historyService, "history", balance: 0, history: historyBlocks),
+        ]
+    ) { b, c in
+        purse(system: c.system, number: b.first(numberService), balance: b.first(balanceService), history: b[historyService])
+    }
+
     /// Name of a history type code; nil for a code not in the table.
     public static func typeName(_ t: UInt8) -> String? {
         switch t {
@@ -182,6 +194,20 @@ public enum Nanaco {
     public static let pointsBlocks = 2
     /// Blocks of history read.
     public static let historyBlocks = 5
+
+    /// What ``CardReader`` reads at each depth, and how it decodes.
+    public static let layout = PurseLayout(
+        profile: .nanaco, placement: .commonArea, presence: balanceService,
+        services: [
+            ServiceRead(numberService, "number", balance: 1, history: 1),
+            ServiceRead(balanceService, "balance", balance: 1, history: 1),
+            ServiceRead(pointsService, "points", balance: pointsBlocks, history: pointsBlocks),
+            ServiceRead(historyService, "history", balance: 0, history: historyBlocks),
+        ]
+    ) { b, c in
+        purse(system: c.system, number: b.first(numberService), balance: b.first(balanceService), points: b[pointsService],
+              history: b[historyService])
+    }
 
     /// Name of a history type code; nil for a code not in the table.
     public static func typeName(_ t: UInt8) -> String? {

@@ -21,6 +21,21 @@ public enum TransitIC {
     /// Blocks of the pending entry.
     public static let pendingEntryBlocks = 2
 
+    /// What ``CardReader`` reads at each depth, and how it decodes. At balance depth the
+    /// newest history record comes along for the cross-check with 0x008B.
+    public static let layout = PurseLayout(
+        profile: .transitIC, placement: .ownSystem(systemCodes), presence: attributeService,
+        services: [
+            ServiceRead(attributeService, "balance", balance: 1, history: 1),
+            ServiceRead(historyService, "history", balance: 1, history: historyBlocks),
+            ServiceRead(gateLogService, "gate log", balance: 0, history: gateLogBlocks, optional: true),
+            ServiceRead(pendingEntryService, "pending entry", balance: 0, history: pendingEntryBlocks, optional: true),
+        ]
+    ) { b, c in
+        purse(system: c.system, attributes: b.first(attributeService), history: b[historyService], gateLog: b[gateLogService],
+              pendingEntry: b[pendingEntryService], includeHistory: c.depth == .history, stations: c.stations)
+    }
+
     // MARK: - Code tables
 
     /// Console (terminal) types.

@@ -14,6 +14,20 @@ public enum WAON {
     /// pairs 0-1, 2-3, 4-5, so only those are read.
     public static let historyBlocks = 6
 
+    /// What ``CardReader`` reads at each depth, and how it decodes.
+    public static let layout = PurseLayout(
+        profile: .waon, placement: .commonArea, presence: balanceService,
+        services: [
+            ServiceRead(numberService, "number", balance: 1, history: 1),
+            ServiceRead(balanceService, "balance", balance: 1, history: 1),
+            ServiceRead(pointsService, "points", balance: 1, history: 1),
+            ServiceRead(historyService, "history", balance: 0, history: historyBlocks),
+        ]
+    ) { b, c in
+        purse(system: c.system, number: b.first(numberService), balance: b.first(balanceService), points: b.first(pointsService),
+              history: b[historyService])
+    }
+
     /// Name of a history type code; nil for a code not in the table.
     public static func typeName(_ t: UInt8) -> String? {
         switch t {

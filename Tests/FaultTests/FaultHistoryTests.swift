@@ -62,7 +62,7 @@ struct FaultHistoryTests {
     @Test("card removed after each exchange in turn", arguments: ["wallet", "suica", "suica-short"])
     func removal(_ name: String) async throws {
         let (complete, total) = try await Self.reference(name)
-        #expect(total > 3)
+        #expect(total >= 3)  // Polling and at least two reads: something to interrupt
         for n in 0...total {
             let card = try Self.card(name)
             card.removeAfter(exchanges: n)

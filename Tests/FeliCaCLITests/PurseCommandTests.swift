@@ -71,7 +71,29 @@ func purseCommandErrors(_ args: [String], _ message: String) throws {
 @Test func watchPrintsEachCard() throws {
     let r = try run(["watch", "--count", "1", "--json", "--device", "virtual:wallet"])
     #expect(r.status == 0, "\(r.stderr)")
-    try expectGolden(r.stdout, "watch_count_1_json_wallet.txt")
+    let elapsed = #/,"elapsedMs":[0-9.]+\}$/#
+    #expect(r.stdout.split(separator: "\n").allSatisfy { $0.contains(elapsed) }, "\(r.stdout)")
+    try expectGolden(r.stdout.replacing(#/,"elapsedMs":[0-9.]+/#, with: ""), "watch_count_1_json_wallet.txt")
+}
+
+/// `elapsedMs` runs from the Polling that found the card to its line, so it covers at
+/// least every card exchange of the read (the cards answer at 212 kbps speed here).
+@Test(arguments: ["suica", "wallet"])
+func watchElapsedCoversTheRead(_ card: String) throws {
+    let trace = temporaryPath("watch-\(card).jsonl")
+    let r = try run(["watch", "--count", "1", "--json", "--device", "virtual:\(card)?timing=212", "--trace", trace])
+    #expect(r.status == 0, "\(r.stderr)")
+    let line = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+    let elapsed = try #require(line["elapsedMs"] as? Double)
+    let exchanges = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").dropFirst()
+        .compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    // The exchanges of the read: from the Polling that found the card on, without any
+    // Request Response (the check for the card's leaving).
+    let start = try #require(exchanges.lastIndex { ($0["tx"] as? String)?.hasPrefix("0600") == true && $0["rx"] is String })
+    let read = exchanges[start...].filter { ($0["tx"] as? String)?.dropFirst(2).hasPrefix("04") == false }
+        .compactMap { $0["elapsed"] as? Double }.reduce(0, +) * 1000
+    #expect(read > 5)
+    #expect(elapsed >= read, "elapsedMs \(elapsed) < the read's exchanges \(read) ms")
 }
 
 /// Ctrl-C while the card stays on the reader: the loop ends cleanly with exit code 0.
@@ -118,22 +140,30 @@ func purseHelp(_ command: String) throws {
     #expect(r.stdout.contains("\nUSAGE: felica \(command)"))
 }
 
-/// The Suica's common area is skipped by default; --all-systems probes it and finds no
-/// purse there. A card with no purse at all says why on stderr.
+/// The Suica's common area is skipped by default, and the output says so, in text and in
+/// JSON; --all-systems probes it and finds no purse there. A card with no purse at all
+/// says why on stderr.
 @Test func allSystemsProbesTheTransitCardCommonArea() throws {
     let probed = try run(["balance", "--all-systems", "--device", "virtual:suica"])
     #expect(probed.status == 0)
     #expect(probed.stderr.isEmpty, "\(probed.stderr)")
     #expect(probed.stdout == "Transit IC     ¥1,234\n")
+    let skipNote = "note: common area FE00 not probed: the chip is a transit-card IC (PMm IC 0b), whose common area holds no e-money purse (--all-systems probes it)\n"
     let skipped = try run(["balance", "--device", "virtual:suica"])
-    #expect(skipped.stdout == probed.stdout)
+    #expect(skipped.stdout == "Transit IC     ¥1,234\n" + skipNote)
     #expect(skipped.stderr.isEmpty)
+    let history = try run(["history", "--device", "virtual:suica"])
+    #expect(history.stdout.hasSuffix("\n" + skipNote))
+    let json = try run(["balance", "--json", "--device", "virtual:suica"])
+    #expect(json.stdout.contains(#""notProbed":[{"system":"fe00","reason":"the chip is a transit-card IC (PMm IC 0b), whose common area holds no e-money purse","listed":false}]"#), "\(json.stdout)")
+    let probedJSON = try run(["balance", "--json", "--all-systems", "--device", "virtual:suica"])
+    #expect(!probedJSON.stdout.contains("notProbed"))
 
     let path = temporaryPath("fe00-only-transit-ic.json")
     try #"{"format":"felica-card/1","pmm":"100b4b428485d0ff","systems":[{"code":"0003","services":[]},{"code":"fe00","services":[]}]}"#
         .write(toFile: path, atomically: true, encoding: .utf8)
     let empty = try run(["balance", "--device", "virtual:" + path])
     #expect(empty.status == 0)
-    #expect(empty.stdout == "No purse found on the card (systems: 0003, FE00).\n")
-    #expect(empty.stderr == "note: system 0003 holds none of the transit services (008B, 090F)\nnote: common area FE00 not probed: the chip is a transit-card IC (PMm IC 0b), whose common area holds no e-money purse\nnote: --all-systems probes it anyway\n")
+    #expect(empty.stdout == "No purse found on the card (systems: 0003, FE00).\n" + skipNote)
+    #expect(empty.stderr == "note: system 0003 holds none of the Transit IC services (008B, 090F)\n")
 }

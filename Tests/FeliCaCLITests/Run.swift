@@ -29,6 +29,9 @@ func run(_ arguments: [String], executable: String = "felica", environment: [Str
     var env = ProcessInfo.processInfo.environment
     env["FELICA_DEVICE"] = nil
     env["LIBNFC_AUTO_SCAN"] = "false"
+    // Help is wrapped to COLUMNS when set; the tests see the piped default (80) unless they set it.
+    env["COLUMNS"] = nil
+    env["NO_COLOR"] = nil
     for (k, v) in environment { env[k] = v }
     p.environment = env
     let out = Pipe(), err = Pipe()

@@ -12,13 +12,14 @@ func sample(_ name: String) throws -> CardImage {
     try #require(SampleCards.image(named: name))
 }
 
-/// Exchange budgets on the built-in cards (issue 6): nfcpy reads one block per command and
-/// the iOS libraries one service per command; we batch.
+/// Exchange budgets on the built-in cards: nfcpy reads one block per command and the iOS
+/// libraries one service per command; we batch. A Suica (transit-card IC) needs no
+/// Request System Code: balance is Polling + 1 read, history Polling + 2 reads.
 @Test(arguments: [
-    ("suica", CardReader.Depth.balance, 3),
-    ("suica", .history, 5),
+    ("suica", CardReader.Depth.balance, 2),
+    ("suica", .history, 3),
     ("wallet", .balance, 6),
-    ("wallet", .history, 10),
+    ("wallet", .history, 8),
     ("edy", .balance, 4),
     ("nanaco", .history, 4),
     ("waon", .history, 4),
@@ -66,6 +67,10 @@ func singleProfileCards(card: String, profile: PurseProfile) async throws {
     #expect(log.count == 2)
     #expect(p.transit?.pendingEntry == nil)
     #expect(report.notes.contains { $0.contains("FE00") })
+    #expect(report.skippedCommonArea)
+    #expect(report.skipped.map(\.system) == [.common])
+    #expect(report.skipped.first?.listed == false)
+    #expect(!report.systemsListed)
 }
 
 @Test func waonRingWrapsOnCard() async throws {
@@ -161,4 +166,156 @@ func sampleCardsDecodeCleanly(_ name: String) async throws {
     #expect(report.purses.first?.system == 0x80DE)
     #expect(report.purses.first?.balance == 1_234)
     #expect(report.notes == ["system 12FC not probed: no known purse layout lives there"])
+}
+
+// MARK: - Reading plans
+
+/// Records every exchange so tests can see which blocks were read.
+final class RecordingTransport: Transport, @unchecked Sendable {
+    let inner: VirtualTransport
+    private(set) var exchanges: [(command: [UInt8], reply: [UInt8]?)] = []
+    var name: String { inner.name }
+    var linkLatency: Duration { .zero }
+
+    init(_ image: CardImage) { inner = VirtualTransport(card: VirtualCard(image: image), name: "virtual:recorded") }
+
+    func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
+        do {
+            let reply = try await inner.exchange(packet, timeout: timeout)
+            exchanges.append((packet, reply))
+            return reply
+        } catch {
+            exchanges.append((packet, nil))
+            throw error
+        }
+    }
+
+    func close() async {}
+
+    /// Command codes sent, in order.
+    var commands: [UInt8] { exchanges.map { $0.command[1] } }
+
+    /// Every (service, block) a successful Read Without Encryption returned, in order.
+    func blocksRead() throws -> [String] {
+        var out: [String] = []
+        for (command, reply) in exchanges {
+            guard case .readWithoutEncryption(let c) = try Command.decode(command[...]), let reply else { continue }
+            let r = try ReadWithoutEncryptionResponse.decode(reply[...], expecting: c.idm)
+            guard r.status.isSuccess else { continue }
+            out += c.blocks.map { "\(c.services[Int($0.serviceIndex)]):\($0.blockNumber)" }
+        }
+        return out
+    }
+}
+
+/// A Suica-like card (transit-card IC) without the gate log and pending entry, as some
+/// regional cards are: the second batch is refused, Request Service asks about its three
+/// services, and only the six history blocks not yet read are read again.
+@Test func transitHistoryWithoutOptionalServices() async throws {
+    var image = try sample("suica")
+    image.systems[0].services.removeAll { [TransitIC.gateLogService, TransitIC.pendingEntryService].contains($0.code) }
+    let t = RecordingTransport(image)
+    let s = CardSession(transport: t)
+    let report = try await CardReader(depth: .history).read(s)
+    let p = try #require(report.purses.first)
+    #expect(p.issues.isEmpty, "\(p.issues)")
+    #expect(p.transactions.count == 9)
+    #expect(p.transit?.gateLog == nil)
+    #expect(await s.exchangeCount <= 5)
+    // Polling, read, refused read, Request Service, read.
+    #expect(t.commands == [0x00, 0x06, 0x06, 0x02, 0x06])
+    let read = try t.blocksRead()
+    #expect(read.count == Set(read).count, "a block was read twice: \(read)")
+    #expect(read.count == 21)
+}
+
+/// The wanted (service, block) positions of a Suica history read, in reading order.
+func suicaHistoryPositions() -> [(service: ServiceCode, block: Int)] {
+    TransitIC.layout.reads(at: .history).flatMap { w in (0..<w.historyBlocks).map { (w.service, $0) } }
+}
+
+/// Variants of the Suica where the card refuses the history read at one position: the
+/// service ends just before that block (or, at block 0, is absent or behind a key).
+func refusingVariants(at position: Int) throws -> [(String, CardImage)] {
+    let (service, block) = suicaHistoryPositions()[position]
+    let base = try sample("suica")
+    func edited(_ f: (CardImage.Service) -> CardImage.Service?) -> CardImage {
+        var image = base
+        image.systems[0].services = image.systems[0].services.compactMap { $0.code == service ? f($0) : $0 }
+        return image
+    }
+    if block > 0 {
+        return [("\(service) ends before block \(block)", edited { CardImage.Service(code: $0.code, blocks: Array($0.blocks!.prefix(block))) })]
+    }
+    return [
+        ("\(service) absent", edited { _ in nil }),
+        ("\(service) behind a key", edited { CardImage.Service(code: ServiceCode($0.code.rawValue & ~1), keyVersion: 0x0101, blockCount: $0.size) }),
+    ]
+}
+
+/// A card that refuses at any position of any batch gives the same report as a card that
+/// takes one block per command (where every batch is one block), and no block is read twice.
+@Test(arguments: 0..<26)
+func refusalAtEveryPosition(_ position: Int) async throws {
+    #expect(suicaHistoryPositions().count == 26)
+    for (what, image) in try refusingVariants(at: position) {
+        let t = RecordingTransport(image)
+        let batched = try await CardReader(depth: .history).read(CardSession(transport: t))
+        var oneByOne = image
+        oneByOne.maxBlocksPerRead = 1
+        let reference = try await CardReader(depth: .history).read(session(oneByOne))
+        #expect(batched.purses == reference.purses, "position \(position), \(what)")
+        #expect(!batched.purses.isEmpty, "position \(position), \(what)")
+        let read = try t.blocksRead()
+        #expect(read.count == Set(read).count, "position \(position), \(what): a block was read twice: \(read)")
+        // The balance read in the first batch is still there, whatever was refused later.
+        if position > 0 { #expect(batched.purses.first?.balance == 1_234, "position \(position), \(what)") }
+    }
+}
+
+/// The same at balance depth, on the four-purse phone: every service of every layout
+/// absent in turn.
+@Test func walletRefusalOfEachService() async throws {
+    let base = try sample("wallet")
+    for (si, system) in base.systems.enumerated() {
+        for service in system.services where PurseLayout.all.contains(where: { $0.services.contains { $0.service == service.code } }) {
+            var image = base
+            image.systems[si].services.removeAll { $0.code == service.code }
+            for depth in [CardReader.Depth.balance, .history] {
+                let t = RecordingTransport(image)
+                let batched = try await CardReader(depth: depth).read(CardSession(transport: t))
+                var oneByOne = image
+                oneByOne.maxBlocksPerRead = 1
+                let reference = try await CardReader(depth: depth).read(session(oneByOne))
+                #expect(batched.purses == reference.purses, "\(service.code) absent, \(depth)")
+                let read = try t.blocksRead()
+                #expect(read.count == Set(read).count, "\(service.code) absent, \(depth): a block was read twice")
+            }
+        }
+    }
+}
+
+/// The planner's batches for the Suica: history is two commands at the frame limit.
+@Test func plannerBatches() {
+    let wants = TransitIC.layout.reads(at: .history).map { ($0.service, $0.historyBlocks) }
+    #expect(ReadPlanner.batches(wants, limit: 15).map(\.count) == [15, 11])
+    #expect(ReadPlanner.batches(wants, limit: 8).map(\.count) == [8, 8, 8, 2])
+    let balance = TransitIC.layout.reads(at: .balance).map { ($0.service, $0.balanceBlocks) }
+    #expect(ReadPlanner.batches(balance, limit: 15).map(\.count) == [2])
+}
+
+/// Request System Code is skipped only where the plan does not use it.
+@Test func systemListSkippedOnlyOnTransitCardICs() async throws {
+    for (name, listed) in [("suica", false), ("wallet", true), ("edy", true)] {
+        let t = RecordingTransport(try sample(name))
+        let report = try await CardReader(depth: .balance).read(CardSession(transport: t))
+        #expect(report.systemsListed == listed, "\(name)")
+        #expect(t.commands.contains(0x0C) == listed, "\(name): \(t.commands)")
+    }
+    var reader = CardReader(depth: .balance)
+    reader.probeTransitCardCommonArea = true
+    let t = RecordingTransport(try sample("suica"))
+    let report = try await reader.read(CardSession(transport: t))
+    #expect(report.systems == [.transit, .common])
+    #expect(report.skipped.isEmpty)
 }

@@ -13,14 +13,21 @@ struct BalanceCommand: CLICommand {
             options: CommonOptions.card + [PurseOutput.allSystems, CommonOptions.json])
     }
 
-    let args: ParsedArguments
-    init(_ args: ParsedArguments) throws(UsageError) { self.args = args }
+    let card: CardOptions
+    let allSystems: Bool
+    let json: Bool
+
+    init(_ args: ParsedArguments) throws(UsageError) {
+        card = try CardOptions(args)
+        allSystems = args.flag(PurseOutput.allSystems)
+        json = args.flag(CommonOptions.json)
+    }
 
     func run(_ console: Console) async throws -> Int32 {
-        let reader = PurseOutput.reader(.balance, args, stations: nil)
-        let report = try await CardContext.with(args, console: console) { session in try await reader.read(session) }
+        let reader = PurseOutput.reader(.balance, allSystems: allSystems, stations: nil)
+        let report = try await CardContext.with(card, console: console) { session in try await reader.read(session) }
         PurseOutput.diagnostics(report, console)
-        if args.flag("json") {
+        if json {
             JSONOut.print(PurseOutput.json(report, history: false), console)
         } else {
             PurseOutput.balances(report, console)
@@ -35,17 +42,17 @@ enum PurseOutput {
     static let allSystems = OptionSpec.flag(
         "all-systems", help: "Also probe the common area (FE00) of transit cards, which is skipped by default (2 more exchanges).")
 
-    static func reader(_ depth: CardReader.Depth, _ args: ParsedArguments, stations: StationTable?) -> CardReader {
+    static func reader(_ depth: CardReader.Depth, allSystems: Bool, stations: StationTable?) -> CardReader {
         var r = CardReader(depth: depth, stations: stations)
-        r.probeTransitCardCommonArea = args.flag("all-systems")
+        r.probeTransitCardCommonArea = allSystems
         return r
     }
 
     // MARK: - Station table
 
     /// Loads `--stations FILE` (format: ``StationTable``).
-    static func stations(_ args: ParsedArguments) throws -> StationTable? {
-        guard let path = args.value("stations") else { return nil }
+    static func stations(_ path: String?) throws -> StationTable? {
+        guard let path else { return nil }
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
@@ -74,24 +81,33 @@ enum PurseOutput {
     static func padRight(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }
     static func padLeft(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
 
-    /// Report-level notes (systems not probed) explain an empty result, so they go to
-    /// stderr only when no purse was found; otherwise they would repeat on every Suica.
+    /// Report-level notes (systems holding no known layout) explain an empty result, so
+    /// they go to stderr only when no purse was found; otherwise they would repeat on every
+    /// Edy. A skipped common area is part of the result (a purse could hide there), so it
+    /// is printed with the purses: ``skippedCommonArea(_:_:)``.
     static func diagnostics(_ report: CardReport, _ console: Console) {
         guard report.purses.isEmpty else { return }
-        for n in report.notes { console.diag("note: \(n)") }
-        if report.skippedCommonArea { console.diag("note: --all-systems probes it anyway") }
+        let commonArea = report.skipped.filter { $0.system == .common }.map(\.description)
+        for n in report.notes where !commonArea.contains(n) { console.diag("note: \(n)") }
+    }
+
+    /// The line saying the common area was not probed, and how to probe it.
+    static func skippedCommonArea(_ report: CardReport, _ console: Console) {
+        for s in report.skipped where s.system == .common {
+            console.line("note: \(s) (--all-systems probes it)")
+        }
     }
 
     /// One line per purse: name, balance, number, points; then its issues and notes.
     static func balances(_ report: CardReport, _ console: Console) {
         if report.purses.isEmpty {
             console.line("No purse found on the card (systems: \(report.systems.map(\.description).joined(separator: ", "))).")
-            return
         }
         for p in report.purses {
             console.line(headline(p))
             problems(p, console)
         }
+        skippedCommonArea(report, console)
     }
 
     static func headline(_ p: Purse) -> String {
@@ -110,8 +126,8 @@ enum PurseOutput {
     static func histories(_ report: CardReport, _ console: Console) {
         if report.purses.isEmpty {
             console.line("No purse found on the card (systems: \(report.systems.map(\.description).joined(separator: ", "))).")
-            return
         }
+        defer { skippedCommonArea(report, console) }
         for (k, p) in report.purses.enumerated() {
             if k > 0 { console.line() }
             console.line(headline(p))
@@ -182,10 +198,17 @@ enum PurseOutput {
         }
     }
 
-    // MARK: - JSON (ARCHITECTURE.md, "JSON output")
+    // MARK: - JSON (keys are stable: Docs/formats.md)
 
     static func json(_ report: CardReport, history: Bool) -> JSONValue {
-        .object(["idm": .string(report.idm.hex), "purses": .array(report.purses.map { purse($0, history: history) })])
+        var o: JSONObject = ["idm": .string(report.idm.hex), "purses": .array(report.purses.map { purse($0, history: history) })]
+        if !report.skipped.isEmpty { o.append("notProbed", .array(report.skipped.map(skipped))) }
+        return .object(o)
+    }
+
+    /// A system left unprobed: `{"system":"fe00","reason":"...","listed":false}`.
+    static func skipped(_ s: SkippedSystem) -> JSONValue {
+        .object(["system": .string(s.system.hex), "reason": .string(s.reason), "listed": .bool(s.listed)])
     }
 
     static func purse(_ p: Purse, history: Bool) -> JSONValue {

@@ -19,7 +19,7 @@ struct TraceShowCommand: CLICommand {
             name: "show",
             abstract: "List every exchange of a trace: time, direction, decoded command or response, status flags, elapsed time.",
             discussion: "A damaged trace is listed up to the damage, which is then reported as an error.",
-            arguments: [ArgumentSpec("file", help: "A felica-trace/1 file (recorded with --trace).")])
+            arguments: [ArgumentSpec("file", help: "A felica-trace/1 file (recorded with --trace).", kind: .file)])
     }
 
     let path: String
@@ -44,21 +44,21 @@ struct TraceExportCommand: CLICommand {
                 Map USER0 to Wireshark's FeliCa dissector once: \
                 tshark -o 'uat:user_dlts:"User 0 (DLT=147)","felica","0","","0",""' -r OUT
                 """,
-            arguments: [ArgumentSpec("file", help: "A felica-trace/1 file (recorded with --trace).")],
-            options: [
-                OptionSpec("pcap", value: "out", help: "Write the pcap to <out> (replaced only once complete)."),
-                OptionSpec.flag("lenient", help: "Export the exchanges before damage in a damaged trace instead of failing."),
-            ],
-            required: ["pcap"])
+            arguments: [ArgumentSpec("file", help: "A felica-trace/1 file (recorded with --trace).", kind: .file)],
+            options: [pcapOption.spec, lenientFlag],
+            required: [pcapOption.spec.long])
     }
+
+    static let pcapOption = Option(OptionSpec("pcap", value: "out", help: "Write the pcap to <out> (replaced only once complete).", kind: .file))
+    static let lenientFlag = OptionSpec.flag("lenient", help: "Export the exchanges before damage in a damaged trace instead of failing.")
 
     let path: String
     let output: String
     let lenient: Bool
     init(_ args: ParsedArguments) throws(UsageError) {
         path = args.positionals[0]
-        output = try args.required("pcap")
-        lenient = args.flag("lenient")
+        output = try args.required(Self.pcapOption)
+        lenient = args.flag(Self.lenientFlag)
     }
 
     func run(_ console: Console) async throws -> Int32 {

@@ -15,67 +15,81 @@ struct VPCDSimCommand: CLICommand {
                 removes the card.
                 """,
             options: [
-                OptionSpec("card", value: "card", help: "Built-in card (\(SampleCards.names.joined(separator: ", "))) or a card image file."),
-                OptionSpec("port", value: "port", help: "vpcd's TCP port (default 35963)."),
-                OptionSpec("dialect", value: "dialect", help: "Reader dialect to answer in: \(PCSCDialect.names) (default part3)."),
-                OptionSpec.flag("t0", help: "acr122u: answer 61 xx and wait for GET RESPONSE, as a T=0 reader does."),
-                OptionSpec("refuse", value: "commands", help: "part3, sony: FeliCa commands the reader will not forward, comma-separated (e.g. polling,request-service,request-system-code); it answers C0 03 01 6A 80."),
-                OptionSpec("apdu", value: "form", help: "part3, sony: take transparent exchanges only as short or only as extended APDUs (the other form gets 67 00); default both."),
-                OptionSpec.flag("cut-long-replies", help: "part3, sony: cut a reply to a short APDU to 256 bytes, as a reader that cannot carry more would."),
-                OptionSpec("remove-after", value: "n", help: "Take the card away after it answered <n> FeliCa commands (closes the connection mid-command)."),
-                OptionSpec("stall-after", value: "n", help: "Answer <n> FeliCa commands, then never again (a wedged card; the connection stays open)."),
-                OptionSpec("wait", value: "seconds", help: "How long to keep trying while vpcd does not accept the card yet (default 10)."),
+                SimOptions.card.spec,
+                portOption.spec,
+                dialectOption.spec,
+                t0Flag,
+                refuseOption.spec,
+                apduOption.spec,
+                cutFlag,
+                removeAfterOption.spec,
+                stallAfterOption.spec,
+                waitOption.spec,
             ],
-            required: ["card"])
+            required: [SimOptions.card.spec.long])
     }
+
+    static let portOption = Option.int(OptionSpec("port", value: "port", help: "vpcd's TCP port (default 35963)."), in: 1...65535)
+    static let dialectOption = Option(OptionSpec(
+        "dialect", value: "dialect", help: "Reader dialect to answer in: \(PCSCDialect.names) (default part3).",
+        kind: .choice(PCSCDialect.allCases.map(\.rawValue)))) { d throws(UsageError) in
+        guard let dialect = PCSCDialect(name: d) else {
+            throw UsageError("option '--dialect': '\(d)' is not a PC/SC dialect (\(PCSCDialect.names))")
+        }
+        return dialect
+    }
+    static let t0Flag = OptionSpec.flag("t0", help: "acr122u: answer 61 xx and wait for GET RESPONSE, as a T=0 reader does.")
+    static let refuseOption = Option(OptionSpec(
+        "refuse", value: "commands",
+        help: "part3, sony: FeliCa commands the reader will not forward, comma-separated (e.g. polling,request-service,request-system-code); it answers C0 03 01 6A 80.")) { list throws(UsageError) in
+        var refused: Set<CommandCode> = []
+        for name in list.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let code = CommandCode(name: String(name)) else {
+                throw UsageError("option '--refuse': '\(name)' is not a FeliCa command (\(CommandCode.names))")
+            }
+            refused.insert(code)
+        }
+        return refused
+    }
+    static let apduOption = Option(OptionSpec(
+        "apdu", value: "form", help: "part3, sony: take transparent exchanges only as short or only as extended APDUs (the other form gets 67 00); default both.",
+        kind: .choice(TransparentExchange.Form.allCases.map(\.description)))) { form throws(UsageError) in
+        guard let only = TransparentExchange.Form.allCases.first(where: { $0.description == form }) else {
+            throw UsageError("option '--apdu': '\(form)' is not an APDU form (short, extended)")
+        }
+        return only
+    }
+    static let cutFlag = OptionSpec.flag("cut-long-replies", help: "part3, sony: cut a reply to a short APDU to 256 bytes, as a reader that cannot carry more would.")
+    static let removeAfterOption = Option.int(OptionSpec(
+        "remove-after", value: "n", help: "Take the card away after it answered <n> FeliCa commands (closes the connection mid-command)."), in: 0...1_000_000)
+    static let stallAfterOption = Option.int(OptionSpec(
+        "stall-after", value: "n", help: "Answer <n> FeliCa commands, then never again (a wedged card; the connection stays open)."), in: 0...1_000_000)
+    static let waitOption = Option.int(OptionSpec(
+        "wait", value: "seconds", help: "How long to keep trying while vpcd does not accept the card yet (default 10)."), in: 0...3600)
 
     let card: String
     let options: VPCDCard.Options
     let removeAfter: Int?
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        card = try args.required("card")
+        card = try args.required(SimOptions.card)
         var o = VPCDCard.Options()
-        if let port = try args.int("port", in: 1...65535) { o.port = UInt16(port) }
-        if let d = args.value("dialect") {
-            guard let dialect = PCSCDialect(name: d) else {
-                throw UsageError("option '--dialect': '\(d)' is not a PC/SC dialect (\(PCSCDialect.names))")
-            }
-            o.dialect = dialect
-        }
-        o.getResponse = args.flag("t0")
+        if let port = try args.value(Self.portOption) { o.port = UInt16(port) }
+        if let dialect = try args.value(Self.dialectOption) { o.dialect = dialect }
+        o.getResponse = args.flag(Self.t0Flag)
         if o.getResponse && o.dialect != .acr122u {
             throw UsageError("option '--t0' applies to --dialect acr122u only")
         }
-        o.quirks = try Self.quirks(args)
+        if let refused = try args.value(Self.refuseOption) { o.quirks.refused = refused }
+        if let only = try args.value(Self.apduOption) { o.quirks.forms = [only] }
+        o.quirks.cutsLongReplies = args.flag(Self.cutFlag)
         if o.quirks != VPCDResponder.Quirks() && o.dialect != .part3 && o.dialect != .sony {
             throw UsageError("options '--refuse', '--apdu' and '--cut-long-replies' apply to --dialect part3 and sony only")
         }
-        if let wait = try args.int("wait", in: 0...3600) { o.connectWait = .seconds(wait) }
-        o.stallAfter = try args.int("stall-after", in: 0...1_000_000)
+        if let wait = try args.value(Self.waitOption) { o.connectWait = .seconds(wait) }
+        o.stallAfter = try args.value(Self.stallAfterOption)
         options = o
-        removeAfter = try args.int("remove-after", in: 0...1_000_000)
-    }
-
-    /// `--refuse`, `--apdu` and `--cut-long-replies`.
-    static func quirks(_ args: ParsedArguments) throws(UsageError) -> VPCDResponder.Quirks {
-        var q = VPCDResponder.Quirks()
-        if let list = args.value("refuse") {
-            for name in list.split(separator: ",", omittingEmptySubsequences: false) {
-                guard let code = CommandCode(name: String(name)) else {
-                    throw UsageError("option '--refuse': '\(name)' is not a FeliCa command (\(CommandCode.names))")
-                }
-                q.refused.insert(code)
-            }
-        }
-        if let form = args.value("apdu") {
-            guard let only = TransparentExchange.Form.allCases.first(where: { $0.description == form }) else {
-                throw UsageError("option '--apdu': '\(form)' is not an APDU form (short, extended)")
-            }
-            q.forms = [only]
-        }
-        q.cutsLongReplies = args.flag("cut-long-replies")
-        return q
+        removeAfter = try args.value(Self.removeAfterOption)
     }
 
     func run(_ console: Console) async throws -> Int32 {

@@ -48,7 +48,7 @@ final class PrivatePCSCD: Sendable {
         p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
         // Root mounts directly; anyone else maps themselves to root in a user namespace.
         p.arguments = (getuid() == 0 ? ["-m"] : ["-r", "-m"]) + ["--", "sh", "-c",
-            "mount -t tmpfs tmpfs /run/pcscd && exec pcscd --foreground -c '\(conf.path)'"]
+            "mkdir -p /run/pcscd 2>/dev/null; mount -t tmpfs tmpfs /run/pcscd && exec pcscd --foreground -c '\(conf.path)'"]
         // FELICA_PCSCD_LOG=<file> keeps the daemon's debug log with every APDU.
         let logPath = ProcessInfo.processInfo.environment["FELICA_PCSCD_LOG"]
         if logPath != nil { p.arguments![p.arguments!.count - 1] += " --debug --apdu" }
