@@ -1,8 +1,11 @@
-/// The result of looking at a command line: run a command, or show help/version.
+/// The result of looking at a command line: run a command, or show help/version, or
+/// print a generated file (completion script, man page).
 enum ParseOutcome {
     case run(any CLICommand.Type, ParsedArguments, path: [String])
     case help(any CLICommand.Type, path: [String])
     case version
+    case completion(Shell)
+    case manual
 }
 
 /// Splits a command line among nested commands and parses the leaf's options.
@@ -30,6 +33,15 @@ struct ArgumentParser {
             let isRoot = path.count == 1
             if word == "-h" || word == "--help" { return .help(command, path: path) }
             if isRoot && word == "--version" { return .version }
+            if isRoot && (word == "--" + BuiltinOptions.completion.long || word.hasPrefix("--" + BuiltinOptions.completion.long + "=")) {
+                return try generator(args, at: i, command, path)
+            }
+            if isRoot && word == "--" + BuiltinOptions.manual.long {
+                guard i + 1 == args.count else {
+                    throw UsageErrorAt(UsageError("unexpected argument '\(args[i + 1])'"), command, path)
+                }
+                return .manual
+            }
             if Self.looksLikeOption(word) {
                 if let error = readGlobal(args, &i, root: isRoot, into: &parsed) {
                     throw UsageErrorAt(error, command, path)
@@ -65,8 +77,13 @@ struct ArgumentParser {
 
     /// A global option before the command; the error, if any.
     func readGlobal(_ args: [String], _ i: inout Int, root: Bool, into parsed: inout ParsedArguments) -> UsageError? {
+        readGlobalLike(args, &i, specs: globals, extraNames: root ? rootOnlyNames : ["help"], into: &parsed)
+    }
+
+    /// ``readOption(_:_:specs:extraNames:into:)`` returning its error.
+    func readGlobalLike(_ args: [String], _ i: inout Int, specs: [OptionSpec], extraNames: [String] = [], into parsed: inout ParsedArguments) -> UsageError? {
         do {
-            try readOption(args, &i, specs: globals, extraNames: root ? rootOnlyNames : ["help"], into: &parsed)
+            try readOption(args, &i, specs: specs, extraNames: extraNames, into: &parsed)
             return nil
         } catch {
             return error
@@ -74,7 +91,19 @@ struct ArgumentParser {
     }
 
     /// Options only the root takes, for suggestions.
-    var rootOnlyNames: [String] { ["help", "version"] }
+    var rootOnlyNames: [String] { (BuiltinOptions.rootOnly + [BuiltinOptions.help]).map(\.long) }
+
+    /// `--generate-completion-script bash|zsh|fish` (or `=bash`), alone on the line.
+    func generator(_ args: [String], at i: Int, _ command: any CLICommand.Type, _ path: [String]) throws(UsageErrorAt) -> ParseOutcome {
+        var parsed = ParsedArguments()
+        var j = i
+        if let error = readGlobalLike(args, &j, specs: [BuiltinOptions.completion], into: &parsed) {
+            throw UsageErrorAt(error, command, path)
+        }
+        guard j == args.count else { throw UsageErrorAt(UsageError("unexpected argument '\(args[j])'"), command, path) }
+        // The parser has checked the value against the choices.
+        return .completion(Shell(rawValue: parsed.value(BuiltinOptions.completion.long) ?? "") ?? .bash)
+    }
 
     /// `felica help [<command> ...]`: whose help to show.
     func helpTarget(_ words: [String], from start: any CLICommand.Type, path: [String]) -> Result<ParseOutcome, UsageErrorAt> {

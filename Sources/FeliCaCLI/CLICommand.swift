@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaReaderCodecs
+import FeliCaSimulation
 
 /// A command of `felica` or `felica-sim`: its configuration drives parsing and help.
 public protocol CLICommand: Sendable {
@@ -41,12 +42,13 @@ public struct CLIError: Error, CustomStringConvertible {
 public enum CommonOptions {
     public static let device = Option(OptionSpec(
         "device", short: "d", value: "device",
-        help: "Reader or card: libnfc[:<connstring>], pcsc[:<reader>], virtual:<card>, replay:<trace> (default: $FELICA_DEVICE, else the first reader found)."))
+        help: "Reader or card: libnfc[:<connstring>], pcsc[:<reader>], virtual:<card>, replay:<trace> (default: $FELICA_DEVICE, else the first reader found).",
+        kind: .suggested(["libnfc", "pcsc"] + SampleCards.names.map { "virtual:" + $0 })))
     public static let trace = Option(OptionSpec(
         "trace", value: "file", help: "Record every exchange with the card to <file> (felica-trace/1, JSON Lines).", kind: .file))
     public static let json = OptionSpec.flag("json", help: "Print JSON instead of text.")
     public static let stations = Option(OptionSpec(
-        "stations", value: "file", help: "CSV of station names keyed by area, line and station (see Docs/formats.md).", kind: .file))
+        "stations", value: "file", help: "CSV of station names keyed by area, line and station, added over the bundled table (see Docs/formats.md).", kind: .file))
     public static let dialect = Option(OptionSpec(
         "dialect", value: "dialect",
         help: "PC/SC readers: how the reader carries FeliCa packets, \(PCSCDialect.names) (default: judged from the reader name, else detected).",

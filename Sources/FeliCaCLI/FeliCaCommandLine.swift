@@ -75,6 +75,14 @@ public enum FeliCaCommandLine {
             let console = Console()
             console.out(HelpFormatter.help(command, path: path))
             return console.finish(ExitCode.ok)
+        case .completion(let shell):
+            let console = Console()
+            console.out(CompletionScript.script(for: root, shell: shell))
+            return console.finish(ExitCode.ok)
+        case .manual:
+            let console = Console()
+            console.out(ManualPage.page(for: root, version: version))
+            return console.finish(ExitCode.ok)
         case .run(let type, let parsed, let path):
             let console = Console(verbose: parsed.flag(GlobalOptions.verbose))
             let command: any CLICommand

@@ -46,8 +46,8 @@ enum HelpFormatter {
         var opts = c.options.map { ($0.label, $0.help) }
         let own = Set(c.options.map(\.long))
         opts += globals(path).filter { !own.contains($0.long) }.map { ($0.label, $0.help) }
-        if path.count == 1 && !c.subcommands.isEmpty { opts.append(("--version", "Show the version.")) }
-        opts.append(("-h, --help", "Show help information."))
+        if path.count == 1 && !c.subcommands.isEmpty { opts += BuiltinOptions.rootOnly.map { ($0.label, $0.help) } }
+        opts.append((BuiltinOptions.help.label, BuiltinOptions.help.help))
         out += "\nOPTIONS:\n" + table(opts, width: width)
         if !c.subcommands.isEmpty {
             var subs = c.subcommands.map { ($0.configuration.name, $0.configuration.abstract) }

@@ -13,11 +13,13 @@ public enum ValueKind: Sendable, Equatable {
     case choice([String])
     /// One of these built-in names, or a path to a file.
     case nameOrFile([String])
+    /// Free text; completion offers these common values.
+    case suggested([String])
 
     /// The built-in names, if any.
     var names: [String] {
         switch self {
-        case .choice(let n), .nameOrFile(let n): n
+        case .choice(let n), .nameOrFile(let n), .suggested(let n): n
         case .text, .file, .directory: []
         }
     }

@@ -50,9 +50,9 @@ enum PurseOutput {
 
     // MARK: - Station table
 
-    /// Loads `--stations FILE` (format: ``StationTable``).
-    static func stations(_ path: String?) throws -> StationTable? {
-        guard let path else { return nil }
+    /// The bundled station table, with `--stations FILE` added over it (format: ``StationTable``).
+    static func stations(_ path: String?) throws -> StationTable {
+        guard let path else { return .bundled }
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
@@ -60,7 +60,7 @@ enum PurseOutput {
             throw CLIError("cannot read the station table \(path): \((error as NSError).localizedDescription)")
         }
         do {
-            return try StationTable(csv: text, source: path)
+            return StationTable.bundled.merging(try StationTable(csv: text, source: path))
         } catch {
             throw CLIError("station table \(error.reason)")
         }
@@ -264,7 +264,8 @@ enum PurseOutput {
 
     static func station(_ s: StationRef) -> JSONValue {
         .object(["area": s.area.map { .int($0) } ?? .null, "line": .int(s.line), "station": .int(s.station),
-                 "name": s.name.map { .string($0) } ?? .null])
+                 "name": s.name.map { .string($0) } ?? .null, "lineName": s.lineName.map { .string($0) } ?? .null,
+                 "company": s.company.map { .string($0) } ?? .null])
     }
 
     static func gate(_ e: GateLogEntry) -> JSONValue {

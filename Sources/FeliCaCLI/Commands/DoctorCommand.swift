@@ -10,7 +10,7 @@ struct DoctorCommand: CLICommand {
             discussion: """
                 Each check prints ok, warning or problem; a failing check is followed by the command or file \
                 that fixes it. Exits 0 when at least one reader can poll, 69 otherwise. --json prints \
-                {"checks":[{"check","verdict","summary","fix"}...],"readers":[...],"ready":true|false}.
+                {"checks": [{"check", "verdict", "summary", "fix"} ...], "readers": [...], "ready": true|false}.
                 --root reads /sys, /proc, /dev, /etc, /run, /usr and /var under another directory: the tests \
                 use it to run doctor on fake trees, and it diagnoses a copy of another machine's files.
                 """,

@@ -7,7 +7,7 @@ struct HistoryCommand: CLICommand {
         CommandConfiguration(
             name: "history",
             abstract: "Show the transaction history of every purse on the card, newest first.",
-            discussion: "Transit records show line/station codes as area/line/station; --stations names them from a CSV of area,line,station,name lines.",
+            discussion: "Transit records name their stations from the bundled station table (codes as area/line/station where it has none); --stations adds or overrides names from a CSV of area,line,station,name lines.",
             options: CommonOptions.card + [CommonOptions.stations.spec, PurseOutput.allSystems, CommonOptions.json])
     }
 
