@@ -1,6 +1,7 @@
 internal import CPCSCLite
 import FeliCa
 import FeliCaReaderCodecs
+import FeliCaTransportSupport
 import Synchronization
 
 /// A FeliCa card in a PC/SC reader, through pcsc-lite: the `pcsc` and `pcsc:<reader>`
@@ -43,7 +44,7 @@ public final class PCSCTransport: Transport {
     public var longestReply: Int? { driver.longestReply }
 
     private let driver: PCSCDialectDriver
-    private let queue: DeviceQueue
+    private let queue: DeviceThread
     private let context: PCSCContext
     private let state: Mutex<State>
 
@@ -54,7 +55,7 @@ public final class PCSCTransport: Transport {
     }
 
     private init(name: String, readerName: String, atr: ATR, idm: IDm?, driver: PCSCDialectDriver, maxAPDUDataSize: UInt64?,
-                 queue: DeviceQueue, context: PCSCContext, card: PCSCCard) {
+                 queue: DeviceThread, context: PCSCContext, card: PCSCCard) {
         self.name = name
         self.readerName = readerName
         self.atr = atr
@@ -66,22 +67,17 @@ public final class PCSCTransport: Transport {
         self.state = Mutex(State(card: card))
     }
 
-    /// The reader part of a device string: nil for `pcsc` (any reader), the name for
-    /// `pcsc:<name>`; throws for strings that are not PC/SC devices.
-    public static func readerSpec(from device: String) throws(FeliCaError) -> String? {
-        if device == "pcsc" || device == "pcsc:" { return nil }
-        guard device.hasPrefix("pcsc:") else {
-            throw FeliCaError(.badInput, "\"\(device)\" is not a PC/SC device: use pcsc or pcsc:<reader name>")
-        }
-        return String(device.dropFirst(5))
-    }
-
-    /// Opens `device` (`pcsc` or `pcsc:<reader>`); ``name`` reports `name` when given (the
-    /// string the user typed). Cancelling the task while it waits for a card ends the wait
+    /// Opens the reader `reader` selects, waiting for a FeliCa card as `options` say;
+    /// ``name`` reports `name` when given (the device string the user typed), else `pcsc` or
+    /// `pcsc:<reader>`. Cancelling the task while it waits for a card ends the wait
     /// (SCardCancel).
-    public static func open(_ device: String, options: Options = Options(), name: String? = nil) async throws(FeliCaError) -> PCSCTransport {
-        let spec = try readerSpec(from: device)
-        let queue = DeviceQueue(label: "felica.pcsc")
+    public static func open(_ reader: PCSCReaderSelector = .first, options: Options = Options(), name: String? = nil) async throws(FeliCaError) -> PCSCTransport {
+        let spec: String?
+        switch reader {
+        case .first: spec = nil
+        case .named(let n): spec = n
+        }
+        let queue = DeviceThread(name: "felica.pcsc")
         let context = try await queue.run { () throws(FeliCaError) in try PCSCContext.establish() }
         let clock = ContinuousClock()
         let deadline = clock.now + options.cardWait
@@ -97,11 +93,12 @@ public final class PCSCTransport: Transport {
             context.cancel()
         }
         if case .failure = outcome {
-            _ = try? await queue.run { () throws(FeliCaError) in context.release() }
+            await queue.run { context.release() }
+            queue.stop()
         }
         let c = try outcome.get()
         let atr = try ATR(c.reader.atr)
-        return PCSCTransport(name: name ?? device, readerName: c.reader.name, atr: atr, idm: c.idm, driver: c.driver,
+        return PCSCTransport(name: name ?? spec.map { "pcsc:" + $0 } ?? "pcsc", readerName: c.reader.name, atr: atr, idm: c.idm, driver: c.driver,
                              maxAPDUDataSize: c.maxAPDUDataSize, queue: queue, context: context, card: c.card)
     }
 
