@@ -10,6 +10,7 @@ packages=(
   libsqlite3-dev
   tshark
   iproute2 util-linux procps
+  man-db groff-base zsh fish
 )
 
 missing=()

@@ -1,216 +1,214 @@
-/// An option a command accepts.
-public struct OptionSpec: Sendable {
-    public var long: String
-    public var short: Character?
-    /// Placeholder for the value (`<hex>`); nil for a flag.
-    public var valueName: String?
-    public var help: String
-    /// May be given several times (values accumulate).
-    public var repeatable: Bool
-
-    public init(_ long: String, short: Character? = nil, value: String? = nil, help: String, repeatable: Bool = false) {
-        self.long = long
-        self.short = short
-        self.valueName = value
-        self.help = help
-        self.repeatable = repeatable
-    }
-
-    public static func flag(_ long: String, short: Character? = nil, help: String) -> OptionSpec {
-        OptionSpec(long, short: short, help: help)
-    }
-
-    var isFlag: Bool { valueName == nil }
-
-    var label: String {
-        let names = (short.map { "-\($0), " } ?? "") + "--" + long
-        return valueName.map { "\(names) <\($0)>" } ?? names
-    }
-
-    var usage: String { valueName.map { "--\(long) <\($0)>" } ?? "--\(long)" }
-}
-
-/// A positional argument.
-public struct ArgumentSpec: Sendable {
-    public var name: String
-    public var help: String
-    public var optional: Bool
-    public init(_ name: String, help: String, optional: Bool = false) {
-        self.name = name
-        self.help = help
-        self.optional = optional
-    }
-}
-
-/// What a command is called, says about itself and accepts.
-public struct CommandConfiguration: Sendable {
-    public var name: String
-    public var abstract: String
-    public var discussion: String?
-    public var arguments: [ArgumentSpec]
-    public var options: [OptionSpec]
-    /// Required options (shown without brackets in the usage line).
-    public var required: Set<String>
-    public var subcommands: [any CLICommand.Type]
-
-    public init(name: String, abstract: String, discussion: String? = nil, arguments: [ArgumentSpec] = [],
-                options: [OptionSpec] = [], required: Set<String> = [], subcommands: [any CLICommand.Type] = []) {
-        self.name = name
-        self.abstract = abstract
-        self.discussion = discussion
-        self.arguments = arguments
-        self.options = options
-        self.required = required
-        self.subcommands = subcommands
-    }
-}
-
-/// A usage error: wrong options or arguments (exit 64).
-public struct UsageError: Error, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
-}
-
-/// The options and arguments given to one command.
-public struct ParsedArguments: Sendable {
-    public var values: [String: [String]] = [:]
-    public var flags: Set<String> = []
-    public var positionals: [String] = []
-
-    public func flag(_ long: String) -> Bool { flags.contains(long) }
-    public func value(_ long: String) -> String? { values[long]?.last }
-    public func all(_ long: String) -> [String] { values[long] ?? [] }
-
-    /// A required option's value.
-    public func required(_ long: String) throws(UsageError) -> String {
-        guard let v = value(long) else { throw UsageError("missing required option '--\(long)'") }
-        return v
-    }
-
-    /// An integer option in `range`.
-    public func int(_ long: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
-        guard let s = value(long) else { return nil }
-        guard let v = Int(s), range.contains(v) else {
-            throw UsageError("option '--\(long)': \"\(s)\" is not a whole number in \(range.lowerBound)...\(range.upperBound)")
-        }
-        return v
-    }
-}
-
-/// The result of looking at a command line: run a command, or show help/version.
+/// The result of looking at a command line: run a command, or show help/version, or
+/// print a generated file (completion script, man page).
 enum ParseOutcome {
     case run(any CLICommand.Type, ParsedArguments, path: [String])
     case help(any CLICommand.Type, path: [String])
     case version
+    case completion(Shell)
+    case manual
 }
 
 /// Splits a command line among nested commands and parses the leaf's options.
+///
+/// The root's own options (`--verbose`) are global: they are accepted before the command
+/// and among any command's options. A value option never takes a word that is itself an
+/// option (`--service --device x` is a missing value, not the service `--device`); a value
+/// that starts with `-` is given as `--name=value`.
 struct ArgumentParser {
     let root: any CLICommand.Type
     let version: String
 
+    var globals: [OptionSpec] { root.configuration.options }
+
     func parse(_ args: [String]) throws(UsageErrorAt) -> ParseOutcome {
         var command = root
         var path = [root.configuration.name]
-        var rest = args[...]
-        // Walk down subcommands (`felica trace show ...`, `felica help poll`).
-        while let first = rest.first {
+        var parsed = ParsedArguments()
+        var i = 0
+        // Walk down subcommands (`felica trace show ...`), taking global options on the way.
+        while i < args.count {
+            let word = args[i]
             let subs = command.configuration.subcommands
-            if first == "help" && !subs.isEmpty {
-                rest = rest.dropFirst()
-                var target = command
-                var tpath = path
-                for word in rest {
-                    guard let next = target.configuration.subcommands.first(where: { $0.configuration.name == word }) else {
-                        throw UsageErrorAt(UsageError("unknown command '\(word)'"), target, tpath)
-                    }
-                    target = next
-                    tpath.append(word)
-                }
-                return .help(target, path: tpath)
+            if subs.isEmpty { break }
+            let isRoot = path.count == 1
+            if word == "-h" || word == "--help" { return .help(command, path: path) }
+            if isRoot && word == "--version" { return .version }
+            if isRoot && (word == "--" + BuiltinOptions.completion.long || word.hasPrefix("--" + BuiltinOptions.completion.long + "=")) {
+                return try generator(args, at: i, command, path)
             }
-            if first == "--version" && ObjectIdentifier(command) == ObjectIdentifier(root) { return .version }
-            guard let next = subs.first(where: { $0.configuration.name == first }) else { break }
+            if isRoot && word == "--" + BuiltinOptions.manual.long {
+                guard i + 1 == args.count else {
+                    throw UsageErrorAt(UsageError("unexpected argument '\(args[i + 1])'"), command, path)
+                }
+                return .manual
+            }
+            if Self.looksLikeOption(word) {
+                if let error = readGlobal(args, &i, root: isRoot, into: &parsed) {
+                    throw UsageErrorAt(error, command, path)
+                }
+                continue
+            }
+            if word == "help" {
+                return try helpTarget(Array(args[(i + 1)...]), from: command, path: path).get()
+            }
+            guard let next = subs.first(where: { $0.configuration.name == word }) else {
+                let names = subs.map { $0.configuration.name }
+                throw UsageErrorAt(UsageError("unknown command '\(word)'" + Suggestion.didYouMean(word, names)), command, path)
+            }
             command = next
-            path.append(first)
-            rest = rest.dropFirst()
+            path.append(word)
+            i += 1
         }
-        let config = command.configuration
+        let rest = Array(args[i...])
         if rest.prefix(while: { $0 != "--" }).contains(where: { $0 == "-h" || $0 == "--help" }) {
             return .help(command, path: path)
         }
+        let config = command.configuration
         if !config.subcommands.isEmpty {
-            if let first = rest.first {
-                throw UsageErrorAt(UsageError("unknown command '\(first)'"), command, path)
-            }
             return .help(command, path: path)
         }
         do {
-            let parsed = try parseOptions(Array(rest), config)
-            return .run(command, parsed, path: path)
+            let out = try parseOptions(rest, config, into: parsed)
+            return .run(command, out, path: path)
         } catch {
             throw UsageErrorAt(error, command, path)
         }
     }
 
-    func parseOptions(_ args: [String], _ config: CommandConfiguration) throws(UsageError) -> ParsedArguments {
-        var out = ParsedArguments()
+    /// A global option before the command; the error, if any.
+    func readGlobal(_ args: [String], _ i: inout Int, root: Bool, into parsed: inout ParsedArguments) -> UsageError? {
+        readGlobalLike(args, &i, specs: globals, extraNames: root ? rootOnlyNames : ["help"], into: &parsed)
+    }
+
+    /// ``readOption(_:_:specs:extraNames:into:)`` returning its error.
+    func readGlobalLike(_ args: [String], _ i: inout Int, specs: [OptionSpec], extraNames: [String] = [], into parsed: inout ParsedArguments) -> UsageError? {
+        do {
+            try readOption(args, &i, specs: specs, extraNames: extraNames, into: &parsed)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Options only the root takes, for suggestions.
+    var rootOnlyNames: [String] { (BuiltinOptions.rootOnly + [BuiltinOptions.help]).map(\.long) }
+
+    /// `--generate-completion-script bash|zsh|fish` (or `=bash`), alone on the line.
+    func generator(_ args: [String], at i: Int, _ command: any CLICommand.Type, _ path: [String]) throws(UsageErrorAt) -> ParseOutcome {
+        var parsed = ParsedArguments()
+        var j = i
+        if let error = readGlobalLike(args, &j, specs: [BuiltinOptions.completion], into: &parsed) {
+            throw UsageErrorAt(error, command, path)
+        }
+        guard j == args.count else { throw UsageErrorAt(UsageError("unexpected argument '\(args[j])'"), command, path) }
+        // The parser has checked the value against the choices.
+        return .completion(Shell(rawValue: parsed.value(BuiltinOptions.completion.long) ?? "") ?? .bash)
+    }
+
+    /// `felica help [<command> ...]`: whose help to show.
+    func helpTarget(_ words: [String], from start: any CLICommand.Type, path: [String]) -> Result<ParseOutcome, UsageErrorAt> {
+        var target = start
+        var tpath = path
+        for word in words {
+            if word == "help" && ObjectIdentifier(target) == ObjectIdentifier(start) {
+                return .success(.help(HelpCommand.self, path: path + ["help"]))
+            }
+            let subs = target.configuration.subcommands
+            guard let next = subs.first(where: { $0.configuration.name == word }) else {
+                let message = subs.isEmpty
+                    ? "'\(tpath.joined(separator: " "))' has no subcommands; unexpected '\(word)'"
+                    : "unknown command '\(word)'" + Suggestion.didYouMean(word, subs.map { $0.configuration.name })
+                return .failure(UsageErrorAt(UsageError(message), HelpCommand.self, path + ["help"]))
+            }
+            target = next
+            tpath.append(word)
+        }
+        return .success(.help(target, path: tpath))
+    }
+
+    func parseOptions(_ args: [String], _ config: CommandConfiguration, into start: ParsedArguments) throws(UsageError) -> ParsedArguments {
+        var out = start
+        let specs = config.options + globals.filter { g in !config.options.contains { $0.long == g.long } }
         var i = 0
         var onlyPositionals = false
-        func find(_ name: String) -> OptionSpec? { config.options.first { $0.long == name } }
         while i < args.count {
             let a = args[i]
-            i += 1
-            if onlyPositionals || a == "-" || !a.hasPrefix("-") {
+            if onlyPositionals || !Self.looksLikeOption(a) {
+                if a == "--" && !onlyPositionals { onlyPositionals = true; i += 1; continue }
                 out.positionals.append(a)
-                continue
-            }
-            if a == "--" { onlyPositionals = true; continue }
-            var name: String
-            var inline: String? = nil
-            if a.hasPrefix("--") {
-                name = String(a.dropFirst(2))
-                if let eq = name.firstIndex(of: "=") {
-                    inline = String(name[name.index(after: eq)...])
-                    name = String(name[..<eq])
-                }
-            } else {
-                guard a.count == 2, let spec = config.options.first(where: { $0.short == a.last }) else {
-                    throw UsageError("unknown option '\(a)'")
-                }
-                name = spec.long
-            }
-            guard let spec = find(name) else { throw UsageError("unknown option '--\(name)'") }
-            if spec.isFlag {
-                if inline != nil { throw UsageError("option '--\(name)' takes no value") }
-                out.flags.insert(name)
-                continue
-            }
-            let value: String
-            if let inline {
-                value = inline
-            } else {
-                guard i < args.count else { throw UsageError("option '--\(name)' needs a value <\(spec.valueName!)>") }
-                value = args[i]
                 i += 1
+                continue
             }
-            if !spec.repeatable && out.values[name] != nil {
-                throw UsageError("option '--\(name)' given more than once")
-            }
-            out.values[name, default: []].append(value)
+            try readOption(args, &i, specs: specs, extraNames: ["help"], into: &out)
         }
         let needed = config.arguments.filter { !$0.optional }.count
         if out.positionals.count < needed {
             throw UsageError("missing argument <\(config.arguments[out.positionals.count].name)>")
         }
-        if out.positionals.count > config.arguments.count {
+        if out.positionals.count > config.arguments.count && config.arguments.last?.repeatable != true {
             throw UsageError("unexpected argument '\(out.positionals[config.arguments.count])'")
         }
-        for r in config.required.sorted() where out.values[r] == nil {
+        for r in config.options.map(\.long) where config.required.contains(r) && out.values[r] == nil {
             throw UsageError("missing required option '--\(r)'")
         }
         return out
+    }
+
+    /// Reads the option at `args[i]` (and its value), advancing `i`.
+    func readOption(_ args: [String], _ i: inout Int, specs: [OptionSpec], extraNames: [String], into out: inout ParsedArguments) throws(UsageError) {
+        let a = args[i]
+        i += 1
+        var inline: String? = nil
+        let spec: OptionSpec
+        if a.hasPrefix("--") {
+            var name = String(a.dropFirst(2))
+            if let eq = name.firstIndex(of: "=") {
+                inline = String(name[name.index(after: eq)...])
+                name = String(name[..<eq])
+            }
+            guard let s = specs.first(where: { $0.long == name }) else {
+                let names = (specs.map(\.long) + extraNames).map { "--" + $0 }
+                throw UsageError("unknown option '--\(name)'" + Suggestion.didYouMean("--" + name, names))
+            }
+            spec = s
+        } else {
+            guard a.count == 2, let s = specs.first(where: { $0.short == a.last }) else {
+                let names = specs.compactMap { $0.short.map { "-\($0)" } } + specs.map { "--" + $0.long }
+                throw UsageError("unknown option '\(a)'" + Suggestion.didYouMean(a, names))
+            }
+            spec = s
+        }
+        let name = spec.long
+        if spec.isFlag {
+            if inline != nil { throw UsageError("option '--\(name)' takes no value") }
+            out.flags.insert(name)
+            return
+        }
+        let value: String
+        if let inline {
+            value = inline
+        } else {
+            guard i < args.count, !Self.looksLikeOption(args[i]), args[i] != "--" else {
+                throw UsageError("option '--\(name)' needs a value <\(spec.valueName!)>"
+                    + (i < args.count ? " (got the option '\(args[i])'; write --\(name)=\(args[i]) if that is the value)" : ""))
+            }
+            value = args[i]
+            i += 1
+        }
+        if case .choice(let choices) = spec.kind, !choices.contains(value) {
+            throw UsageError("option '--\(name)': '\(value)' is not one of \(choices.joined(separator: ", "))" + Suggestion.didYouMean(value, choices))
+        }
+        if !spec.repeatable && out.values[name] != nil {
+            throw UsageError("option '--\(name)' given more than once")
+        }
+        out.values[name, default: []].append(value)
+    }
+
+    /// `--name`, `--name=value` or `-x`; not `-` (stdin), `--` or a negative number.
+    static func looksLikeOption(_ word: String) -> Bool {
+        guard word.hasPrefix("-"), word.count > 1, word != "--" else { return false }
+        let second = word[word.index(after: word.startIndex)]
+        return second == "-" || second.isLetter
     }
 }
 
@@ -226,53 +224,53 @@ struct UsageErrorAt: Error {
     }
 }
 
-/// Help text in the swift-argument-parser layout.
-enum HelpFormatter {
-    static func usage(_ command: any CLICommand.Type, path: [String]) -> String {
-        let c = command.configuration
-        var parts = [path.joined(separator: " ")]
-        if !c.subcommands.isEmpty {
-            parts.append("<subcommand>")
-        } else {
-            for o in c.options where o.long != "help" {
-                parts.append(c.required.contains(o.long) ? o.usage : "[\(o.usage)]")
-            }
-            for a in c.arguments { parts.append(a.optional ? "[<\(a.name)>]" : "<\(a.name)>") }
-        }
-        return parts.joined(separator: " ")
+/// `felica help`: only its help is ever shown; the parser routes `help <command>` itself.
+struct HelpCommand: CLICommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "help",
+            abstract: "Show subcommand help information.",
+            arguments: [ArgumentSpec("subcommands", help: "The command to explain, e.g. 'trace show'.", optional: true, repeatable: true)])
+    }
+}
+
+/// "Did you mean" for a mistyped command, option or value.
+enum Suggestion {
+    /// `; did you mean 'x'?` when one candidate is close to `word`, else empty.
+    static func didYouMean(_ word: String, _ candidates: [String]) -> String {
+        nearest(word, candidates).map { "; did you mean '\($0)'?" } ?? ""
     }
 
-    static func help(_ command: any CLICommand.Type, path: [String]) -> String {
-        let c = command.configuration
-        var out = "OVERVIEW: \(c.abstract)\n"
-        if let d = c.discussion { out += "\n" + d + "\n" }
-        out += "\nUSAGE: \(usage(command, path: path))\n"
-        var rows: [(String, String)] = []
-        if !c.arguments.isEmpty {
-            rows = c.arguments.map { ("<\($0.name)>", $0.help) }
-            out += "\nARGUMENTS:\n" + table(rows)
-        }
-        var opts = c.options.map { ($0.label, $0.help) }
-        if path.count == 1 && !c.subcommands.isEmpty { opts.append(("--version", "Show the version.")) }
-        opts.append(("-h, --help", "Show help information."))
-        out += "\nOPTIONS:\n" + table(opts)
-        if !c.subcommands.isEmpty {
-            out += "\nSUBCOMMANDS:\n" + table(c.subcommands.map { ($0.configuration.name, $0.configuration.abstract) })
-            out += "\n  See '\(path.joined(separator: " ")) help <subcommand>' for detailed help.\n"
-        }
-        return out
+    /// The candidate closest to `word` within a few typing slips, or the only one it begins.
+    static func nearest(_ word: String, _ candidates: [String]) -> String? {
+        guard !word.isEmpty else { return nil }
+        let lower = word.lowercased()
+        let prefixed = candidates.filter { $0.lowercased().hasPrefix(lower) && $0.count > word.count }
+        if prefixed.count == 1, word.count >= 2 { return prefixed[0] }
+        let allowed = word.count <= 4 ? 1 : word.count <= 8 ? 2 : 3
+        let scored = candidates.map { ($0, distance(lower, $0.lowercased())) }.filter { $0.1 <= allowed && $0.1 > 0 }
+        guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
+        // Two equally close candidates: no guess.
+        return scored.filter { $0.1 == best.1 }.count == 1 ? best.0 : nil
     }
 
-    static func table(_ rows: [(String, String)]) -> String {
-        let width = min(max(rows.map(\.0.count).max() ?? 0, 10) + 2, 30)
-        var out = ""
-        for (label, help) in rows {
-            if label.count + 2 > width {
-                out += "  \(label)\n" + String(repeating: " ", count: width + 2) + help + "\n"
-            } else {
-                out += "  " + label + String(repeating: " ", count: width - label.count) + help + "\n"
+    /// Edit distance counting an insertion, deletion, substitution or swap of neighbours as one.
+    static func distance(_ a: String, _ b: String) -> Int {
+        let x = Array(a), y = Array(b)
+        if x.isEmpty { return y.count }
+        if y.isEmpty { return x.count }
+        var d = [[Int]](repeating: [Int](repeating: 0, count: y.count + 1), count: x.count + 1)
+        for i in 0...x.count { d[i][0] = i }
+        for j in 0...y.count { d[0][j] = j }
+        for i in 1...x.count {
+            for j in 1...y.count {
+                let cost = x[i - 1] == y[j - 1] ? 0 : 1
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+                if i > 1, j > 1, x[i - 1] == y[j - 2], x[i - 2] == y[j - 1] {
+                    d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+                }
             }
         }
-        return out
+        return d[x.count][y.count]
     }
 }

@@ -1,4 +1,6 @@
 import FeliCa
+import FeliCaReaderCodecs
+import FeliCaSimulation
 
 /// A command of `felica` or `felica-sim`: its configuration drives parsing and help.
 public protocol CLICommand: Sendable {
@@ -17,7 +19,7 @@ extension CLICommand {
     public func run(_ console: Console) async throws -> Int32 { 64 }
 }
 
-/// Exit codes (ARCHITECTURE.md, "Command line").
+/// Exit codes, as the README lists them.
 public enum ExitCode {
     public static let ok: Int32 = 0
     public static let failure: Int32 = 1
@@ -38,17 +40,32 @@ public struct CLIError: Error, CustomStringConvertible {
 
 /// Options every command that talks to a card accepts.
 public enum CommonOptions {
-    public static let device = OptionSpec(
+    public static let device = Option(OptionSpec(
         "device", short: "d", value: "device",
-        help: "Reader or card: libnfc[:<connstring>], pcsc[:<reader>], virtual:<card>, replay:<trace> (default: $FELICA_DEVICE, else the first reader found).")
-    public static let trace = OptionSpec(
-        "trace", value: "file", help: "Record every exchange with the card to <file> (felica-trace/1, JSON Lines).")
+        help: "Reader or card: libnfc[:<connstring>], pcsc[:<reader>], virtual:<card>, replay:<trace> (default: $FELICA_DEVICE, else the first reader found).",
+        kind: .suggested(["libnfc", "pcsc"] + SampleCards.names.map { "virtual:" + $0 })))
+    public static let trace = Option(OptionSpec(
+        "trace", value: "file", help: "Record every exchange with the card to <file> (felica-trace/1, JSON Lines).", kind: .file))
     public static let json = OptionSpec.flag("json", help: "Print JSON instead of text.")
-    public static let stations = OptionSpec(
-        "stations", value: "file", help: "CSV of station names keyed by area, line and station (see Docs/formats.md).")
-    public static let dialect = OptionSpec(
+    public static let stations = Option(OptionSpec(
+        "stations", value: "file", help: "CSV of station names keyed by area, line and station, added over the bundled table (see Docs/formats.md).", kind: .file))
+    public static let dialect = Option(OptionSpec(
         "dialect", value: "dialect",
-        help: "PC/SC readers: how the reader carries FeliCa packets, acr122u|part3|sony|raw (default: judged from the reader name, else detected).")
+        help: "PC/SC readers: how the reader carries FeliCa packets, \(PCSCDialect.names) (default: judged from the reader name, else detected).",
+        kind: .choice(PCSCDialect.allCases.map(\.rawValue))))
     /// `--device`, `--dialect` and `--trace`.
-    public static let card: [OptionSpec] = [device, dialect, trace]
+    public static let card: [OptionSpec] = [device.spec, dialect.spec, trace.spec]
+}
+
+/// Which card to talk to, and how: `--device`, `--dialect`, `--trace`, parsed once.
+struct CardOptions: Sendable {
+    var device: String?
+    var dialect: String?
+    var trace: String?
+
+    init(_ args: ParsedArguments) throws(UsageError) {
+        device = try args.value(CommonOptions.device)
+        dialect = try args.value(CommonOptions.dialect)
+        trace = try args.value(CommonOptions.trace)
+    }
 }

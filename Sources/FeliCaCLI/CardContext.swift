@@ -3,17 +3,18 @@ import FeliCaJSON
 
 /// Opens the device a command names and wraps it for `--trace`.
 enum CardContext {
-    static func session(_ args: ParsedArguments, console: Console) async throws -> CardSession {
-        var transport = try await DeviceResolver.open(args.value("device"), dialect: args.value("dialect"), console: console)
-        if let path = args.value("trace") {
+    static func session(_ options: CardOptions, console: Console) async throws -> CardSession {
+        var transport = try await DeviceResolver.open(options.device, dialect: options.dialect, console: console)
+        transport = TraceHook.watch(transport, console: console)
+        if let path = options.trace {
             transport = try TraceHook.record(transport, to: path)
         }
         return CardSession(transport: transport)
     }
 
     /// Runs `body` with a session and closes the device afterwards, whatever happens.
-    static func with<T: Sendable>(_ args: ParsedArguments, console: Console, _ body: (CardSession) async throws -> T) async throws -> T {
-        let session = try await session(args, console: console)
+    static func with<T: Sendable>(_ options: CardOptions, console: Console, _ body: (CardSession) async throws -> T) async throws -> T {
+        let session = try await session(options, console: console)
         do {
             let result = try await body(session)
             await session.transport.close()
@@ -22,22 +23,6 @@ enum CardContext {
             await session.transport.close()
             throw error
         }
-    }
-
-    /// Parses a system code option value.
-    static func systemCode(_ s: String, option: String) throws(UsageError) -> SystemCode {
-        guard let c = SystemCode(hex: s) else {
-            throw UsageError("option '--\(option)': \"\(s)\" is not a system code (4 hex digits, e.g. 0003 or fe00)")
-        }
-        return c
-    }
-
-    /// Parses a service code option value.
-    static func serviceCode(_ s: String, option: String) throws(UsageError) -> ServiceCode {
-        guard let c = ServiceCode(hex: s) else {
-            throw UsageError("option '--\(option)': \"\(s)\" is not a service code (4 hex digits, e.g. 090f)")
-        }
-        return c
     }
 }
 

@@ -1,3 +1,5 @@
+import FeliCaSimulation
+
 /// Every `felica` subcommand, in help order. Add new commands here.
 enum FelicaCommands {
     static var all: [any CLICommand.Type] {
@@ -24,5 +26,34 @@ enum FelicaSimCommands {
             PN532SimCommand.self,
             VPCDSimCommand.self,
         ]
+    }
+}
+
+/// The two command trees, by program name.
+enum CommandTree {
+    static let roots: [any CLICommand.Type] = [FelicaRoot.self, FelicaSimRoot.self]
+
+    static func root(named name: String) -> (any CLICommand.Type)? {
+        roots.first { $0.configuration.name == name }
+    }
+}
+
+/// Options the stand-ins share.
+enum SimOptions {
+    /// `--card`: a built-in sample card or a card image; a name close to a built-in one
+    /// that is no file gets a "did you mean".
+    static let card = Option(OptionSpec(
+        "card", value: "card", help: "The card: \(SampleCards.names.joined(separator: ", ")), or a card image path.",
+        kind: .nameOrFile(SampleCards.names))) { name throws(UsageError) in try CardName.check(name, option: "card") }
+}
+
+/// Built-in card names, checked where they are given.
+enum CardName {
+    /// `name` unchanged when it is a built-in card or could be a file; a usage error with a
+    /// suggestion when it is neither.
+    static func check(_ name: String, option: String) throws(UsageError) -> String {
+        if SampleCards.names.contains(name) || name.contains("/") || name.hasSuffix(".json") { return name }
+        throw UsageError("option '--\(option)': no built-in card named '\(name)' (built-in: \(SampleCards.names.joined(separator: ", "))); a card image path must contain '/' or end in .json"
+            + Suggestion.didYouMean(name, SampleCards.names))
     }
 }

@@ -58,48 +58,70 @@ public enum FeliCaCommandLine {
     }
 
     static func run(_ root: any CLICommand.Type, _ arguments: [String]) async -> Int32 {
-        let console = Console()
         let parser = ArgumentParser(root: root, version: version)
         let outcome: ParseOutcome
         do {
             outcome = try parser.parse(arguments)
         } catch {
-            let name = error.path.joined(separator: " ")
-            console.diag("Error: \(error.error.message)\nUsage: \(HelpFormatter.usage(error.command, path: error.path))\n  See '\(name) --help' for more information.")
+            Console().diag(usageError(error.error, error.command, error.path))
             return ExitCode.usage
         }
         switch outcome {
         case .version:
+            let console = Console()
             console.line(version)
-            return ExitCode.ok
+            return console.finish(ExitCode.ok)
         case .help(let command, let path):
+            let console = Console()
             console.out(HelpFormatter.help(command, path: path))
-            return ExitCode.ok
+            return console.finish(ExitCode.ok)
+        case .completion(let shell):
+            let console = Console()
+            console.out(CompletionScript.script(for: root, shell: shell))
+            return console.finish(ExitCode.ok)
+        case .manual:
+            let console = Console()
+            console.out(ManualPage.page(for: root, version: version))
+            return console.finish(ExitCode.ok)
         case .run(let type, let parsed, let path):
+            let console = Console(verbose: parsed.flag(GlobalOptions.verbose))
             let command: any CLICommand
             do {
                 command = try type.init(parsed)
             } catch {
-                console.diag("Error: \(error.message)\nUsage: \(HelpFormatter.usage(type, path: path))\n  See '\(path.joined(separator: " ")) --help' for more information.")
+                console.diag(usageError(error, type, path))
                 return ExitCode.usage
             }
             do {
-                return try await command.run(console)
+                return console.finish(try await command.run(console))
             } catch let e as FeliCaError {
-                console.diag("Error: \(e.reason)")
+                console.error(e.reason)
                 return e.isUnavailable ? ExitCode.unavailable : ExitCode.failure
             } catch let e as CLIError {
-                console.diag("Error: \(e.message)")
+                console.error(e.message)
                 return e.exitCode
             } catch let e as UsageError {
-                console.diag("Error: \(e.message)\nUsage: \(HelpFormatter.usage(type, path: path))\n  See '\(path.joined(separator: " ")) --help' for more information.")
+                console.diag(usageError(e, type, path))
                 return ExitCode.usage
             } catch {
-                console.diag("Error: \(error)")
+                console.error("\(error)")
                 return ExitCode.failure
             }
         }
     }
+
+    /// `Error: <what>`, the usage line and where to find more.
+    static func usageError(_ error: UsageError, _ command: any CLICommand.Type, _ path: [String]) -> String {
+        let name = path.joined(separator: " ")
+        return "\(Console.errorLabel()) \(error.message)\nUsage: \(HelpFormatter.usage(command, path: path))\n  See '\(name) --help' for more information."
+    }
+}
+
+/// Options of the root that every command accepts, before or after its name.
+enum GlobalOptions {
+    static let verbose = OptionSpec.flag(
+        "verbose", short: "v", help: "Print every frame exchanged with the card on stderr as it goes, decoded.")
+    static let all: [OptionSpec] = [verbose]
 }
 
 /// `felica`: the command table.
@@ -109,6 +131,7 @@ struct FelicaRoot: CLICommand {
             name: "felica",
             abstract: "Read Japanese FeliCa cards (Suica and other transit IC cards, Edy, nanaco, WAON) from USB readers.",
             discussion: "Try it without a reader: felica balance --device virtual:suica",
+            options: GlobalOptions.all,
             subcommands: FelicaCommands.all)
     }
 }

@@ -9,6 +9,13 @@ enum TraceHook {
         try TraceRecorder(wrapping: transport, path: path)
     }
 
+    /// With `-v/--verbose`, wraps the device's transport so that every frame goes to
+    /// stderr as it is exchanged; otherwise returns it unchanged.
+    static func watch(_ transport: any Transport, console: Console) -> any Transport {
+        guard console.verbose else { return transport }
+        return LiveTrace(wrapping: transport) { console.diag($0) }
+    }
+
     /// `replay:<path>`, or `replay:<path>?lenient` (the option syntax of
     /// `virtual:<card>?timing=212`); a lenient replay of a damaged trace names the damage
     /// on stderr.

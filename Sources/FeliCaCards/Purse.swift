@@ -32,27 +32,32 @@ public struct CodeName: Hashable, Sendable, CustomStringConvertible {
     public var description: String { name ?? "unknown \(hexCode(code))" }
 }
 
-/// A station (or bus stop) as the card identifies it, with its name when a table knows it.
+/// A station as the card identifies it, with its names when a table knows it.
 public struct StationRef: Hashable, Sendable, CustomStringConvertible {
-    /// Region (0 JR East/Kanto private lines, 1 Chubu, 2 Kansai, 3 other); nil when the
+    /// Region (0 JR and Kanto private lines, 1 Chubu, 2 Kansai, 3 other); nil when the
     /// record does not say.
     public var area: Int?
     /// Line code (0-255).
     public var line: Int
     /// Station code on that line (0-255).
     public var station: Int
-    /// From the user's station table, when it has the station.
+    /// Station name from the station table, when it has the station.
     public var name: String?
+    /// Line name from the station table.
+    public var lineName: String?
+    /// Operating company from the station table.
+    public var company: String?
 
-    public init(area: Int?, line: Int, station: Int, name: String? = nil) {
-        self.area = area; self.line = line; self.station = station; self.name = name
+    public init(area: Int?, line: Int, station: Int, name: String? = nil, lineName: String? = nil, company: String? = nil) {
+        self.area = area; self.line = line; self.station = station
+        self.name = name; self.lineName = lineName; self.company = company
     }
 
-    /// `Shinjuku (0/37/24)` or `0/37/24` (area/line/station in decimal, as the CSV keys).
-    public var description: String {
-        let code = "\(area.map(String.init) ?? "?")/\(line)/\(station)"
-        return name.map { "\($0) (\(code))" } ?? code
-    }
+    /// `0/37/24` (area/line/station in decimal, as the CSV keys; `?` for an unknown area).
+    public var code: String { "\(area.map(String.init) ?? "?")/\(line)/\(station)" }
+
+    /// The name when the table knows the station, else ``code``.
+    public var description: String { name ?? code }
 }
 
 /// Transit-specific fields of one history record.

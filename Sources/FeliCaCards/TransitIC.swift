@@ -440,6 +440,7 @@ public enum TransitIC {
 
 extension StationRef {
     init(area: Int?, line: Int, station: Int, table: StationTable?) {
-        self.init(area: area, line: line, station: station, name: table?.name(area: area, line: line, station: station))
+        let info = table?.station(area: area, line: line, station: station)
+        self.init(area: area, line: line, station: station, name: info?.name, lineName: info?.line, company: info?.company)
     }
 }

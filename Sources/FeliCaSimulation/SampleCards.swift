@@ -110,28 +110,28 @@ public enum SampleCards {
 
     /// Newest first. Balances chain: each amount is the difference with the next record.
     static let suicaHistory: [Rec] = [
-        Rec(console: 0x16, process: 0x01, date: day(2026, 11, 27), route: .rail(entryLine: 0x25, entryStation: 0x14, exitLine: 0x25, exitStation: 0x1E),
+        Rec(console: 0x16, process: 0x01, date: day(2026, 11, 27), route: .rail(entryLine: 0x25, entryStation: 0x0A, exitLine: 0x25, exitStation: 0x07),
             balance: 1_234, sequence: 0xA1, region: 0x00),
         Rec(console: 0xC7, process: 0x46, date: day(2026, 11, 27), route: .sale(hour: 12, minute: 34, bytes8to9: 0x0102),
             balance: 1_434, sequence: 0xA0),
         Rec(console: 0x05, process: 0x0D, date: day(2026, 11, 26), route: .bus(operatorLine: 0x0A2B, stop: 0x0103),
             balance: 1_584, sequence: 0x9F),
-        Rec(console: 0x09, process: 0x02, date: day(2026, 11, 25), route: .rail(entryLine: 0x25, entryStation: 0x14, exitLine: 0, exitStation: 0),
+        Rec(console: 0x09, process: 0x02, date: day(2026, 11, 25), route: .rail(entryLine: 0x25, entryStation: 0x0A, exitLine: 0, exitStation: 0),
             balance: 1_794, sequence: 0x9E),
-        Rec(console: 0x16, process: 0x01, date: day(2026, 11, 24), route: .rail(entryLine: 0x01, entryStation: 0x0A, exitLine: 0x25, exitStation: 0x14),
+        Rec(console: 0x16, process: 0x01, date: day(2026, 11, 24), route: .rail(entryLine: 0x01, entryStation: 0x01, exitLine: 0x25, exitStation: 0x0A),
             balance: 794, sequence: 0x9D),
-        Rec(console: 0x16, process: 0x01, date: day(2026, 10, 31), route: .rail(entryLine: 0x25, entryStation: 0x1E, exitLine: 0x25, exitStation: 0x14),
+        Rec(console: 0x16, process: 0x01, date: day(2026, 10, 31), route: .rail(entryLine: 0x25, entryStation: 0x07, exitLine: 0x25, exitStation: 0x0A),
             balance: 1_200, sequence: 0x9C),
-        Rec(console: 0x16, process: 0x14, date: day(2025, 12, 31), route: .rail(entryLine: 0x25, entryStation: 0x1E, exitLine: 0, exitStation: 0),
+        Rec(console: 0x16, process: 0x14, date: day(2025, 12, 31), route: .rail(entryLine: 0x25, entryStation: 0x07, exitLine: 0, exitStation: 0),
             balance: 1_400, sequence: 0x9B),
-        Rec(console: 0x16, process: 0x81, payment: 0x00, date: day(2025, 12, 30), route: .rail(entryLine: 0xE3, entryStation: 0x22, exitLine: 0xE3, exitStation: 0x25),
+        Rec(console: 0x16, process: 0x81, payment: 0x00, date: day(2025, 12, 30), route: .rail(entryLine: 0xE3, entryStation: 0x01, exitLine: 0xE3, exitStation: 0x25),
             balance: 400, sequence: 0x9A, region: 0xA0),
-        Rec(console: 0x07, process: 0x02, date: day(2025, 12, 1), route: .rail(entryLine: 0x01, entryStation: 0x0A, exitLine: 0, exitStation: 0),
+        Rec(console: 0x07, process: 0x02, date: day(2025, 12, 1), route: .rail(entryLine: 0x01, entryStation: 0x01, exitLine: 0, exitStation: 0),
             balance: 630, sequence: 0x99),
     ]
 
     static let walletHistory: [Rec] = [
-        Rec(console: 0x16, process: 0x01, date: day(2026, 11, 28), route: .rail(entryLine: 0x25, entryStation: 0x14, exitLine: 0x01, exitStation: 0x0A),
+        Rec(console: 0x16, process: 0x01, date: day(2026, 11, 28), route: .rail(entryLine: 0x25, entryStation: 0x0A, exitLine: 0x01, exitStation: 0x01),
             balance: 3_020, sequence: 0x0203),
         Rec(console: 0x1B, process: 0x02, date: day(2026, 11, 28), route: .rail(entryLine: 0, entryStation: 0, exitLine: 0, exitStation: 0),
             balance: 3_426, sequence: 0x0202),
@@ -140,8 +140,8 @@ public enum SampleCards {
     ]
 
     static let suicaGateLog: [TransitIC.GateRecord] = [
-        TransitIC.GateRecord(kind: 0x20, line: 0x25, station: 0x1E, gate: 0x0123, date: day(2026, 11, 27, 8, 47), fare: 200),
-        TransitIC.GateRecord(kind: 0xA0, line: 0x25, station: 0x14, gate: 0x0456, date: day(2026, 11, 27, 8, 31), fare: 0),
+        TransitIC.GateRecord(kind: 0x20, line: 0x25, station: 0x07, gate: 0x0123, date: day(2026, 11, 27, 8, 47), fare: 200),
+        TransitIC.GateRecord(kind: 0xA0, line: 0x25, station: 0x0A, gate: 0x0456, date: day(2026, 11, 27, 8, 31), fare: 0),
     ]
 
     static let zero = [UInt8](repeating: 0, count: 16)

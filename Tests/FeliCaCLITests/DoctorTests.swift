@@ -83,7 +83,8 @@ func doctor(_ tree: FakeTree, _ extra: [String] = []) throws -> DoctorResult {
 
 @Suite struct DoctorTests {
     @Test func helpDocumentsRootAndExitCodes() throws {
-        let r = try run(["doctor", "--help"])
+        // Wide enough that no sentence is wrapped.
+        let r = try run(["doctor", "--help"], environment: ["COLUMNS": "400"])
         #expect(r.status == 0)
         #expect(r.stdout.contains("\nUSAGE: felica doctor [--device <device>] [--root <dir>] [--json]\n"))
         #expect(r.stdout.contains("Exits 0 when at least one reader can poll, 69 otherwise."))

@@ -110,7 +110,7 @@ import Testing
     @Test(arguments: [
         (["bench", "order", "--model", "ios", "--device", "virtual:suica"], "Error: choose one of '--model' and '--device'"),
         (["bench", "order", "--positions", "5-1"], "Error: --positions: range \"5-1\" runs backwards"),
-        (["bench", "order", "--model", "android"], "Error: unknown timing model \"android\""),
+        (["bench", "order", "--model", "android"], "Error: option '--model': 'android' is not one of ios, rf"),
         (["bench", "order", "--repeat", "0"], "Error: option '--repeat'"),
         (["order", "--codes", "0003,ffff"], "Error: --codes: item 2 FFFF is a wildcard"),
         (["order", "--codes", "0003,0003"], "Error: --codes: 0003 is listed twice"),

@@ -65,7 +65,26 @@ func purseCommandErrors(_ args: [String], _ message: String) throws {
     try "0,1,2,A\n0,1,x,B\n".write(toFile: path, atomically: true, encoding: .utf8)
     let r = try run(["history", "--device", "virtual:suica", "--stations", path])
     #expect(r.status == 1)
-    #expect(r.stderr == "Error: station table \(path):2: station \"x\" is not a number 0-255 (expected area,line,station,name)\n")
+    #expect(r.stderr == "Error: station table \(path):2: station \"x\" is not a number 0-255 (expected area,line,station,name[,line name[,company]])\n")
+}
+
+/// A spreadsheet's CRLF export names each station, and overrides the bundled name.
+@Test func crlfStationTableNamesEachStation() throws {
+    let path = temporaryPath("crlf-stations.csv")
+    try "area,line,station,name\r\n0,37,10,Shinjuku\r\n0,37,7,Shibuya\r\n".write(toFile: path, atomically: true, encoding: .utf8)
+    let r = try run(["history", "--device", "virtual:suica", "--stations", path])
+    #expect(r.status == 0, "\(r.stderr)")
+    #expect(r.stdout.contains("ticket gate, fare: Shinjuku → Shibuya\n"), "\(r.stdout)")
+    #expect(r.stdout.contains("fare: 東京 → Shinjuku\n"), "\(r.stdout)")
+}
+
+/// A file that names nothing (a header only, here with CRLF) is an error, not silence.
+@Test func stationTableThatNamesNothingSaysSo() throws {
+    let path = temporaryPath("empty-stations.csv")
+    try "area,line,station,name\r\n".write(toFile: path, atomically: true, encoding: .utf8)
+    let r = try run(["history", "--device", "virtual:suica", "--stations", path])
+    #expect(r.status == 1)
+    #expect(r.stderr == "Error: station table \(path): names no station (expected area,line,station,name lines)\n")
 }
 
 @Test func watchPrintsEachCard() throws {

@@ -23,12 +23,21 @@ func fixture(_ name: String) -> String {
 
 /// Runs `felica` (or another built executable) and captures its output.
 func run(_ arguments: [String], executable: String = "felica", environment: [String: String] = [:]) throws -> RunResult {
+    try run(program: binDirectory.appendingPathComponent(executable).path, arguments, environment: environment)
+}
+
+/// Runs any program (a shell, man) the same way, with the built executables on `PATH`.
+func run(program: String, _ arguments: [String], environment: [String: String] = [:]) throws -> RunResult {
     let p = Process()
-    p.executableURL = binDirectory.appendingPathComponent(executable)
+    p.executableURL = URL(fileURLWithPath: program)
     p.arguments = arguments
     var env = ProcessInfo.processInfo.environment
     env["FELICA_DEVICE"] = nil
     env["LIBNFC_AUTO_SCAN"] = "false"
+    // Help is wrapped to COLUMNS when set; the tests see the piped default (80) unless they set it.
+    env["COLUMNS"] = nil
+    env["NO_COLOR"] = nil
+    env["PATH"] = binDirectory.path + ":" + (env["PATH"] ?? "/usr/bin:/bin")
     for (k, v) in environment { env[k] = v }
     p.environment = env
     let out = Pipe(), err = Pipe()

@@ -195,47 +195,6 @@ func daysSince2000(_ days: Int, _ iso: String) throws {
     #expect(d.daysSince2000 == days)
 }
 
-// MARK: - Station table
-
-@Test func stationTableParses() throws {
-    let t = try StationTable(csv: "\u{FEFF}area,line,station,name\r\n# comment\n\n0,37,20,Shinjuku\n2, 0xE3 ,0x22,\"Osaka, Umeda\"\n1,1,1,Nagoya\n3,1,1,Other\n")
-    #expect(t.count == 4)
-    #expect(t.name(area: 0, line: 37, station: 20) == "Shinjuku")
-    #expect(t.name(area: 2, line: 0xE3, station: 0x22) == "Osaka, Umeda")
-    #expect(t.name(area: 1, line: 37, station: 20) == nil)
-    // Without an area: only an unambiguous line/station is named.
-    #expect(t.name(area: nil, line: 37, station: 20) == "Shinjuku")
-    #expect(t.name(area: nil, line: 1, station: 1) == nil)
-}
-
-@Test(arguments: [
-    ("0,1,2\n", "stations:1: 3 fields"),
-    ("0,1,2,A\n4,1,2,B\n", "stations:2: area \"4\" is not a number 0-3"),
-    ("0,256,2,A\n", "stations:1: line \"256\" is not a number 0-255"),
-    ("0,1,0xZZ,A\n", "stations:1: station \"0xZZ\" is not a number 0-255"),
-    ("0,1,2,\n", "stations:1: the name is empty"),
-    ("0,1,2,A\n# c\n0,0x01,0x02,B\n", "stations:3: 0/1/2 is listed twice"),
-])
-func stationTableErrors(_ csv: String, _ message: String) {
-    do {
-        _ = try StationTable(csv: csv)
-        Issue.record("expected an error for \(csv.debugDescription)")
-    } catch {
-        #expect(error.code == .badTable)
-        #expect(error.reason.hasPrefix(message), "\(error.reason)")
-    }
-}
-
-@Test func stationNamesReachTransactions() throws {
-    var table = StationTable()
-    table.set(area: 0, line: 1, station: 2, name: "Tokyo")
-    let rec = TransitIC.HistoryRecord(console: 0x16, process: 0x01, date: try CardDate(year: 2026, month: 1, day: 1),
-                                      route: .rail(entryLine: 1, entryStation: 2, exitLine: 1, exitStation: 3), balance: 100, sequence: 1)
-    let t = try #require(TransitIC.decodeHistory([rec.encode()], stations: table).first?.transaction)
-    #expect(t.transit?.entry?.description == "Tokyo (0/1/2)")
-    #expect(t.transit?.exit?.description == "0/1/3")
-}
-
 // MARK: - Arbitrary bytes
 
 /// Deterministic pseudo-random blocks (xorshift) through every decoder: each block either

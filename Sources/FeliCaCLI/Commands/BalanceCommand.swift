@@ -13,14 +13,21 @@ struct BalanceCommand: CLICommand {
             options: CommonOptions.card + [PurseOutput.allSystems, CommonOptions.json])
     }
 
-    let args: ParsedArguments
-    init(_ args: ParsedArguments) throws(UsageError) { self.args = args }
+    let card: CardOptions
+    let allSystems: Bool
+    let json: Bool
+
+    init(_ args: ParsedArguments) throws(UsageError) {
+        card = try CardOptions(args)
+        allSystems = args.flag(PurseOutput.allSystems)
+        json = args.flag(CommonOptions.json)
+    }
 
     func run(_ console: Console) async throws -> Int32 {
-        let reader = PurseOutput.reader(.balance, args, stations: nil)
-        let report = try await CardContext.with(args, console: console) { session in try await reader.read(session) }
+        let reader = PurseOutput.reader(.balance, allSystems: allSystems, stations: nil)
+        let report = try await CardContext.with(card, console: console) { session in try await reader.read(session) }
         PurseOutput.diagnostics(report, console)
-        if args.flag("json") {
+        if json {
             JSONOut.print(PurseOutput.json(report, history: false), console)
         } else {
             PurseOutput.balances(report, console)
@@ -35,17 +42,17 @@ enum PurseOutput {
     static let allSystems = OptionSpec.flag(
         "all-systems", help: "Also probe the common area (FE00) of transit cards, which is skipped by default (2 more exchanges).")
 
-    static func reader(_ depth: CardReader.Depth, _ args: ParsedArguments, stations: StationTable?) -> CardReader {
+    static func reader(_ depth: CardReader.Depth, allSystems: Bool, stations: StationTable?) -> CardReader {
         var r = CardReader(depth: depth, stations: stations)
-        r.probeTransitCardCommonArea = args.flag("all-systems")
+        r.probeTransitCardCommonArea = allSystems
         return r
     }
 
     // MARK: - Station table
 
-    /// Loads `--stations FILE` (format: ``StationTable``).
-    static func stations(_ args: ParsedArguments) throws -> StationTable? {
-        guard let path = args.value("stations") else { return nil }
+    /// The bundled station table, with `--stations FILE` added over it (format: ``StationTable``).
+    static func stations(_ path: String?) throws -> StationTable {
+        guard let path else { return .bundled }
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
@@ -53,7 +60,7 @@ enum PurseOutput {
             throw CLIError("cannot read the station table \(path): \((error as NSError).localizedDescription)")
         }
         do {
-            return try StationTable(csv: text, source: path)
+            return StationTable.bundled.merging(try StationTable(csv: text, source: path))
         } catch {
             throw CLIError("station table \(error.reason)")
         }
@@ -191,7 +198,7 @@ enum PurseOutput {
         }
     }
 
-    // MARK: - JSON (ARCHITECTURE.md, "JSON output")
+    // MARK: - JSON (keys are stable: Docs/formats.md)
 
     static func json(_ report: CardReport, history: Bool) -> JSONValue {
         var o: JSONObject = ["idm": .string(report.idm.hex), "purses": .array(report.purses.map { purse($0, history: history) })]
@@ -257,7 +264,8 @@ enum PurseOutput {
 
     static func station(_ s: StationRef) -> JSONValue {
         .object(["area": s.area.map { .int($0) } ?? .null, "line": .int(s.line), "station": .int(s.station),
-                 "name": s.name.map { .string($0) } ?? .null])
+                 "name": s.name.map { .string($0) } ?? .null, "lineName": s.lineName.map { .string($0) } ?? .null,
+                 "company": s.company.map { .string($0) } ?? .null])
     }
 
     static func gate(_ e: GateLogEntry) -> JSONValue {

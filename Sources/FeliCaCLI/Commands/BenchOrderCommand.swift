@@ -30,49 +30,79 @@ struct BenchOrderCommand: CLICommand {
                 the reader (a virtual: device answers with the air time of a 212 kbps card unless it sets ?timing=).
                 """,
             options: [
-                OptionSpec("model", value: "ios|rf", help: "Timing model (default: ios, unless --device is given)."),
-                CommonOptions.device,
-                CommonOptions.trace,
-                OptionSpec("card", value: "card", help: "Card for --model: built-in name or image path (default: the Edy card of the iOS measurement, systems 8B61 and FE00)."),
-                OptionSpec("system", value: "hex", help: "The card's system to move down the list (default: FE00 when the card has it, else its first)."),
-                OptionSpec("positions", value: "list", help: "Positions, comma-separated, ranges allowed (default: \(defaultPositions))."),
-                OptionSpec("repeat", value: "n", help: "Runs per position (default: 1)."),
+                modelOption.spec,
+                CommonOptions.device.spec,
+                CommonOptions.trace.spec,
+                cardOption.spec,
+                systemOption.spec,
+                positionsOption.spec,
+                repeatOption.spec,
                 CommonOptions.json,
-                OptionSpec("plot", value: "file.svg", help: "Also draw the detection times and the fit as an SVG."),
+                plotOption.spec,
             ])
     }
 
-    let args: ParsedArguments
+    static let modelOption = Option(OptionSpec(
+        "model", value: "model", help: "Timing model: \(TimingModels.names.joined(separator: ", ")) (default: ios, unless --device is given).",
+        kind: .choice(TimingModels.names)))
+    static let cardOption = Option(OptionSpec(
+        "card", value: "card",
+        help: "Card for --model: built-in name or image path (default: the Edy card of the iOS measurement, systems 8B61 and FE00).",
+        kind: .nameOrFile(SampleCards.names))) { name throws(UsageError) in try CardName.check(name, option: "card") }
+    static let systemOption = Option(OptionSpec(
+        "system", value: "hex", help: "The card's system to move down the list (default: FE00 when the card has it, else its first).")) { s throws(UsageError) in
+        guard let c = SystemCode(hex: s) else {
+            throw UsageError("option '--system': \"\(s)\" is not a system code (4 hex digits, e.g. 0003 or fe00)")
+        }
+        if c.isWildcard { throw UsageError("option '--system': \(c) is a wildcard; name one system") }
+        return c
+    }
+    static let positionsOption = Option(OptionSpec(
+        "positions", value: "list", help: "Positions, comma-separated, ranges allowed (default: \(defaultPositions)).")) { s throws(UsageError) in
+        do throws(FeliCaError) { return try PositionList.parse(s) } catch { throw UsageError(error.reason) }
+    }
+    static let repeatOption = Option.int(OptionSpec("repeat", value: "n", help: "Runs per position (default: 1)."), in: 1...1000)
+    static let plotOption = Option(OptionSpec("plot", value: "file.svg", help: "Also draw the detection times and the fit as an SVG.", kind: .file))
+
+    let model: String?
+    let device: String?
+    let trace: String?
+    let card: String?
     let positions: [Int]
     let repeatCount: Int
     let system: SystemCode?
+    let json: Bool
+    let plot: String?
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        self.args = args
-        if args.value("model") != nil && args.value("device") != nil {
+        model = try args.value(Self.modelOption)
+        device = try args.value(CommonOptions.device)
+        trace = try args.value(CommonOptions.trace)
+        card = try args.value(Self.cardOption)
+        if model != nil && device != nil {
             throw UsageError("choose one of '--model' and '--device'")
         }
-        if args.value("card") != nil && args.value("device") != nil {
+        if card != nil && device != nil {
             throw UsageError("'--card' is for --model; with --device the card is the one on the reader")
         }
-        do {
-            if let m = args.value("model") { _ = try TimingModels.named(m) }
-            positions = try PositionList.parse(args.value("positions") ?? Self.defaultPositions)
-        } catch {
-            throw UsageError(error.reason)
+        if let given = try args.value(Self.positionsOption) {
+            positions = given
+        } else {
+            positions = try Self.positionsOption.convert(Self.defaultPositions)
         }
-        repeatCount = try args.int("repeat", in: 1...1000) ?? 1
-        system = try args.value("system").map { s throws(UsageError) in try CardContext.systemCode(s, option: "system") }
-        if let system, system.isWildcard { throw UsageError("option '--system': \(system) is a wildcard; name one system") }
+        repeatCount = try args.value(Self.repeatOption) ?? 1
+        system = try args.value(Self.systemOption)
+        json = args.flag(CommonOptions.json)
+        plot = try args.value(Self.plotOption)
     }
 
     func run(_ console: Console) async throws -> Int32 {
         let bench = OrderBenchmark(positions: positions, repeatCount: repeatCount, target: system)
         let progress: @Sendable (Int, Int) -> Void = { done, total in console.progress("bench order: run \(done)/\(total)") }
         let report: OrderBenchmark.Report
-        if let deviceName = args.value("device") {
-            var transport = try await Self.openTimed(deviceName, console: console)
-            if let path = args.value("trace") { transport = try TraceHook.record(transport, to: path) }
+        if let deviceName = device {
+            var transport = TraceHook.watch(try await Self.openTimed(deviceName, console: console), console: console)
+            if let path = trace { transport = try TraceHook.record(transport, to: path) }
             do {
                 report = try await bench.run(on: .device(transport), progress: progress)
             } catch {
@@ -82,19 +112,19 @@ struct BenchOrderCommand: CLICommand {
             }
             await transport.close()
         } else {
-            let model = try TimingModels.named(args.value("model") ?? "ios")
-            let card = try args.value("card").map { c throws(FeliCaError) in try VirtualCard.named(c) } ?? ModelCards.card(systems: ModelCards.measuredEdySystems)
+            let model = try TimingModels.named(model ?? "ios")
+            let card = try card.map { c throws(FeliCaError) in try VirtualCard.named(c) } ?? ModelCards.card(systems: ModelCards.measuredEdySystems)
             report = try await bench.run(on: .model(model, card: card), progress: progress)
         }
         console.endProgress()
-        if let plot = args.value("plot") {
+        if let plot {
             // The ios model's own source points go on its plot, for comparison.
-            let measured = report.modelSummary != nil && report.source == "ios" && report.target == .common && args.value("card") == nil
+            let measured = report.modelSummary != nil && report.source == "ios" && report.target == .common && card == nil
                 ? IOSTimingModel.measurements.compactMap { m in m.seconds.map { (position: m.position, seconds: $0) } } : []
             try FileOutput.writeAtomically(OrderPlot.svg(report, measured: measured, measuredLabel: "measured on iOS 13 (issue 7)"), to: plot)
         }
-        if args.flag("json") {
-            JSONOut.print(Self.json(report, isModel: args.value("device") == nil), console)
+        if json {
+            JSONOut.print(Self.json(report, isModel: device == nil), console)
         } else {
             console.out(Self.text(report))
         }

@@ -14,21 +14,26 @@ struct DevicesCommand: CLICommand {
                 """,
             options: [
                 CommonOptions.json,
-                OptionSpec("root", value: "dir", help: "Look for /sys, /proc, /dev, ... under <dir> instead of / (for tests)."),
+                DoctorCommand.rootOption.spec,
             ])
     }
 
-    let args: ParsedArguments
-    init(_ args: ParsedArguments) throws(UsageError) { self.args = args }
+    let json: Bool
+    let root: String
+
+    init(_ args: ParsedArguments) throws(UsageError) {
+        json = args.flag(CommonOptions.json)
+        root = try args.value(DoctorCommand.rootOption) ?? "/"
+    }
 
     func run(_ console: Console) async throws -> Int32 {
         let readers = await ExtraDevices.listReaders()
-        let blocked = Self.blockedReaders(root: args.value("root") ?? "/", listed: readers)
+        let blocked = Self.blockedReaders(root: root, listed: readers)
         let virtual = SampleCards.names.map {
             DeviceListing(stack: "virtual", name: "built-in sample card \($0)", device: "virtual:\($0)", state: "card present")
         }
         let rows = readers + blocked + virtual
-        if args.flag("json") {
+        if json {
             JSONOut.print(.array(rows.map { r in
                 .object(["stack": .string(r.stack), "name": .string(r.name), "device": .string(r.device), "state": .string(r.state)])
             }), console)

@@ -10,30 +10,42 @@ struct DoctorCommand: CLICommand {
             discussion: """
                 Each check prints ok, warning or problem; a failing check is followed by the command or file \
                 that fixes it. Exits 0 when at least one reader can poll, 69 otherwise. --json prints \
-                {"checks":[{"check","verdict","summary","fix"}...],"readers":[...],"ready":true|false}.
+                {"checks": [{"check", "verdict", "summary", "fix"} ...], "readers": [...], "ready": true|false}.
                 --root reads /sys, /proc, /dev, /etc, /run, /usr and /var under another directory: the tests \
                 use it to run doctor on fake trees, and it diagnoses a copy of another machine's files.
                 """,
             options: [
-                OptionSpec("device", short: "d", value: "device", help: "Poll this device instead of every reader found (repeatable).", repeatable: true),
-                OptionSpec("root", value: "dir", help: "Look for /sys, /proc, /dev, ... under <dir> instead of / (for tests)."),
+                devicesOption.spec,
+                rootOption.spec,
                 CommonOptions.json,
             ])
     }
 
-    let args: ParsedArguments
+    static let devicesOption = Option(OptionSpec(
+        "device", short: "d", value: "device", help: "Poll this device instead of every reader found (repeatable).", repeatable: true))
+    /// `--root DIR`, shared with `felica devices`.
+    static let rootOption = Option(OptionSpec(
+        "root", value: "dir", help: "Look for /sys, /proc, /dev, ... under <dir> instead of / (for tests).", kind: .directory)) { s throws(UsageError) in
+        guard !s.isEmpty else { throw UsageError("option '--root' needs a directory") }
+        return s
+    }
+
+    let devices: [String]
+    let root: String
+    let json: Bool
+
     init(_ args: ParsedArguments) throws(UsageError) {
-        self.args = args
-        if let root = args.value("root"), root.isEmpty { throw UsageError("option '--root' needs a directory") }
+        devices = try args.values(Self.devicesOption)
+        root = try args.value(Self.rootOption) ?? "/"
+        json = args.flag(CommonOptions.json)
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let root = args.value("root") ?? "/"
         if !HostFiles(root: "/").exists(root) {
             throw CLIError("--root \(root): no such directory", exitCode: ExitCode.usage)
         }
-        let report = await DoctorRun.run(root: root, devices: args.all("device"))
-        if args.flag("json") {
+        let report = await DoctorRun.run(root: root, devices: devices)
+        if json {
             JSONOut.print(report.json(), console)
         } else {
             console.out(report.text())

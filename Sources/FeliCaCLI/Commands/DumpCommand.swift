@@ -11,22 +11,33 @@ struct DumpCommand: CLICommand {
             discussion: "With --json the output is a felica-card/1 card image: `--device virtual:<file>` serves it back.",
             options: CommonOptions.card + [
                 CommonOptions.json,
-                OptionSpec("output", short: "o", value: "file", help: "Write to <file> instead of stdout (replaced only once the dump is complete)."),
+                outputOption.spec,
             ])
     }
 
-    let args: ParsedArguments
-    init(_ args: ParsedArguments) throws(UsageError) { self.args = args }
+    static let outputOption = Option(OptionSpec(
+        "output", short: "o", value: "file", help: "Write to <file> instead of stdout (replaced only once the dump is complete).", kind: .file))
+
+    let card: CardOptions
+    let json: Bool
+    let output: String?
+
+    init(_ args: ParsedArguments) throws(UsageError) {
+        card = try CardOptions(args)
+        json = args.flag(CommonOptions.json)
+        output = try args.value(Self.outputOption)
+        if output?.isEmpty == true { throw UsageError("option '--output' needs a file name") }
+    }
 
     func run(_ console: Console) async throws -> Int32 {
-        let (image, error) = try await CardContext.with(args, console: console) { session in
+        let (image, error) = try await CardContext.with(card, console: console) { session in
             await CardImage.readAllowingPartial(using: session) { console.progress($0) }
         }
         console.endProgress()
         guard let image else { throw error! }
-        let text = args.flag("json") ? image.jsonText() : Self.tree(image)
+        let text = json ? image.jsonText() : Self.tree(image)
         // A partial dump never replaces the output file: it goes beside it.
-        let path = args.value("output").map { error == nil ? $0 : $0 + ".partial" }
+        let path = output.map { error == nil ? $0 : $0 + ".partial" }
         if let path {
             try FileOutput.writeAtomically(text, to: path)
         } else {

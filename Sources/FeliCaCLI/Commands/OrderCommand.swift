@@ -20,13 +20,41 @@ struct OrderCommand: CLICommand {
                 card counts the same.
                 """,
             options: [
-                OptionSpec("codes", value: "list", help: "The app's current order (e.g. its Info.plist), comma-separated: the codes to order and the baseline. Default: every system of the population."),
-                OptionSpec("population", value: "file", help: "Cards and their shares (JSON, see above)."),
-                OptionSpec("before", value: "a:b", help: "Keep code a ahead of code b (e.g. 0003:fe00, so a Suica card lands in its transit system, not the common area). Repeatable.", repeatable: true),
-                OptionSpec("model", value: "ios|rf", help: "Timing model (default: ios)."),
+                codesOption.spec,
+                populationOption.spec,
+                beforeOption.spec,
+                modelOption.spec,
                 CommonOptions.json,
-                OptionSpec.flag("plist", help: "Print only the Info.plist entry (com.apple.developer.nfc.readersession.felica.systemcodes) for the best order."),
+                plistFlag,
             ])
+    }
+
+    static let codesOption = Option(OptionSpec(
+        "codes", value: "list",
+        help: "The app's current order (e.g. its Info.plist), comma-separated: the codes to order and the baseline. Default: every system of the population.")) { s throws(UsageError) in
+        do throws(FeliCaError) { return try SystemCodeList.parse(s) } catch { throw UsageError(error.reason) }
+    }
+    static let populationOption = Option(OptionSpec("population", value: "file", help: "Cards and their shares (JSON, see above).", kind: .file))
+    static let beforeOption = Option(OptionSpec(
+        "before", value: "a:b",
+        help: "Keep code a ahead of code b (e.g. 0003:fe00, so a Suica card lands in its transit system, not the common area). Repeatable.",
+        repeatable: true)) { pair throws(UsageError) -> Precedence in
+        let parts = pair.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let a = SystemCode(hex: String(parts[0])), let b = SystemCode(hex: String(parts[1])) else {
+            throw UsageError("option '--before': \"\(pair)\" is not two system codes joined by ':' (e.g. 0003:fe00)")
+        }
+        return Precedence(before: a, after: b)
+    }
+    /// `--model ios|rf`, shared with `felica bench order`.
+    static let modelOption = Option(OptionSpec("model", value: "model", help: "Timing model: \(TimingModels.names.joined(separator: ", ")) (default: ios).",
+                                               kind: .choice(TimingModels.names)))
+    static let plistFlag = OptionSpec.flag(
+        "plist", help: "Print only the Info.plist entry (com.apple.developer.nfc.readersession.felica.systemcodes) for the best order.")
+
+    /// `--before a:b`.
+    struct Precedence: Sendable {
+        var before: SystemCode
+        var after: SystemCode
     }
 
     let codes: [SystemCode]?
@@ -37,23 +65,12 @@ struct OrderCommand: CLICommand {
     let plist: Bool
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        do {
-            codes = try args.value("codes").map { s throws(FeliCaError) in try SystemCodeList.parse(s) }
-            modelName = args.value("model") ?? "ios"
-            _ = try TimingModels.named(modelName)
-        } catch {
-            throw UsageError(error.reason)
-        }
-        populationPath = args.value("population")
-        precedence = try args.all("before").map { pair throws(UsageError) in
-            let parts = pair.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count == 2, let a = SystemCode(hex: String(parts[0])), let b = SystemCode(hex: String(parts[1])) else {
-                throw UsageError("option '--before': \"\(pair)\" is not two system codes joined by ':' (e.g. 0003:fe00)")
-            }
-            return (a, b)
-        }
-        json = args.flag("json")
-        plist = args.flag("plist")
+        codes = try args.value(Self.codesOption)
+        modelName = try args.value(Self.modelOption) ?? "ios"
+        populationPath = try args.value(Self.populationOption)
+        precedence = try args.values(Self.beforeOption).map { ($0.before, $0.after) }
+        json = args.flag(CommonOptions.json)
+        plist = args.flag(Self.plistFlag)
         if json && plist { throw UsageError("choose one of '--json' and '--plist'") }
     }
 

@@ -9,22 +9,26 @@ struct PollCommand: CLICommand {
             abstract: "Poll for a card and show its IDm, PMm, IC and systems.",
             discussion: "Without --system-code the card is polled with the wildcard FFFF and its systems are listed with Request System Code.",
             options: CommonOptions.card + [
-                OptionSpec("system-code", value: "hex", help: "Poll this system code (FF in a byte is a wildcard)."),
+                systemCodeOption.spec,
                 CommonOptions.json,
             ])
     }
 
-    let args: ParsedArguments
+    static let systemCodeOption = Option.systemCode(OptionSpec("system-code", value: "hex", help: "Poll this system code (FF in a byte is a wildcard)."))
+
+    let card: CardOptions
     let systemCode: SystemCode
+    let json: Bool
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        self.args = args
-        systemCode = try args.value("system-code").map { s throws(UsageError) in try CardContext.systemCode(s, option: "system-code") } ?? .wildcard
+        card = try CardOptions(args)
+        systemCode = try args.value(Self.systemCodeOption) ?? .wildcard
+        json = args.flag(CommonOptions.json)
     }
 
     func run(_ console: Console) async throws -> Int32 {
         let code = systemCode
-        let (target, systems) = try await CardContext.with(args, console: console) { session in
+        let (target, systems) = try await CardContext.with(card, console: console) { session in
             guard let r = try await session.poll(systemCode: code, requestCode: .systemCode) else {
                 throw FeliCaError(.noCard, code == .wildcard
                     ? "no card answered Polling on \(session.transport.name): place a card on the reader"
@@ -33,7 +37,7 @@ struct PollCommand: CLICommand {
             let target = Target(idm: r.idm, pmm: r.pmm, systemCode: r.systemCode)
             return (target, try await session.systemCodes(of: target))
         }
-        if args.flag("json") {
+        if json {
             var o = JSONObject()
             o.append("idm", .string(target.idm.hex))
             o.append("pmm", .string(target.pmm.hex))

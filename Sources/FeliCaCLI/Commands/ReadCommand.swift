@@ -8,24 +8,32 @@ struct ReadCommand: CLICommand {
             name: "read",
             abstract: "Read blocks of one service (Read Without Encryption).",
             options: CommonOptions.card + [
-                OptionSpec("service", value: "hex", help: "Service code, e.g. 090f."),
-                OptionSpec("system", value: "hex", help: "System holding the service (default: the card's first system)."),
-                OptionSpec("blocks", value: "range", help: "Blocks to read: 0-11, 3, or 0,2,5-7 (default: all the service holds)."),
+                serviceOption.spec,
+                systemOption.spec,
+                blocksOption.spec,
                 CommonOptions.json,
             ],
             required: ["service"])
     }
 
-    let args: ParsedArguments
+    static let serviceOption = Option.serviceCode(OptionSpec("service", value: "hex", help: "Service code, e.g. 090f."))
+    static let systemOption = Option.systemCode(OptionSpec("system", value: "hex", help: "System holding the service (default: the card's first system)."))
+    static let blocksOption = Option(OptionSpec("blocks", value: "range", help: "Blocks to read: 0-11, 3, or 0,2,5-7 (default: all the service holds).")) { s throws(UsageError) in
+        try parseBlocks(s)
+    }
+
+    let card: CardOptions
     let service: ServiceCode
     let system: SystemCode?
     let blocks: [Int]?
+    let json: Bool
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        self.args = args
-        service = try CardContext.serviceCode(try args.required("service"), option: "service")
-        system = try args.value("system").map { s throws(UsageError) in try CardContext.systemCode(s, option: "system") }
-        blocks = try args.value("blocks").map { s throws(UsageError) in try Self.parseBlocks(s) }
+        card = try CardOptions(args)
+        service = try args.required(Self.serviceOption)
+        system = try args.value(Self.systemOption)
+        blocks = try args.value(Self.blocksOption)
+        json = args.flag(CommonOptions.json)
     }
 
     /// `0-11`, `3`, `0,2,5-7`.
@@ -44,7 +52,7 @@ struct ReadCommand: CLICommand {
 
     func run(_ console: Console) async throws -> Int32 {
         let (service, system, wanted) = (self.service, self.system, self.blocks)
-        let (target, data, numbers) = try await CardContext.with(args, console: console) { session in
+        let (target, data, numbers) = try await CardContext.with(card, console: console) { session in
             var target = try await session.detect()
             if let system, system != target.systemCode {
                 guard let t = try await session.select(system) else {
@@ -63,7 +71,7 @@ struct ReadCommand: CLICommand {
             let data = try await session.read([BlockRequest(service: service, blocks: numbers!)], from: target)[0]
             return (target, data, numbers!)
         }
-        if args.flag("json") {
+        if json {
             var o = JSONObject()
             o.append("idm", .string(target.idm.hex))
             o.append("system", target.systemCode.map { .string($0.hex) } ?? .null)

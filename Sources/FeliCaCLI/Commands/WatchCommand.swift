@@ -14,41 +14,40 @@ struct WatchCommand: CLICommand {
             abstract: "Wait for cards and print the purses of each; Ctrl-C ends.",
             discussion: "With --json each card is one line of JSON: the `felica balance --json` object plus `elapsedMs`, the time from the Polling that found the card to its line (how long the card had to stay in the field).",
             options: CommonOptions.card + [
-                OptionSpec("count", value: "n", help: "Stop after <n> cards."),
-                OptionSpec("interval", value: "seconds", help: "Pause between polls for a card and for its leaving (default 0.25; 0 = poll back to back)."),
+                countOption.spec,
+                intervalOption.spec,
                 PurseOutput.allSystems,
                 CommonOptions.json,
             ])
     }
 
-    let args: ParsedArguments
+    static let countOption = Option(OptionSpec("count", value: "n", help: "Stop after <n> cards.")) { c throws(UsageError) in
+        guard let n = Int(c), n > 0 else { throw UsageError("option '--count': \"\(c)\" is not a positive number") }
+        return n
+    }
+    static let intervalOption = Option.seconds(OptionSpec(
+        "interval", value: "seconds", help: "Pause between polls for a card and for its leaving (default 0.25; 0 = poll back to back)."), in: 0...60)
+
+    let card: CardOptions
     let count: Int?
     let interval: Duration
+    let allSystems: Bool
+    let json: Bool
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        self.args = args
-        if let c = args.value("count") {
-            guard let n = Int(c), n > 0 else { throw UsageError("option '--count': \"\(c)\" is not a positive number") }
-            count = n
-        } else {
-            count = nil
-        }
-        if let text = args.value("interval") {
-            guard let seconds = Double(text), seconds >= 0, seconds <= 60 else {
-                throw UsageError("option '--interval': \"\(text)\" is not a number of seconds from 0 to 60")
-            }
-            interval = .milliseconds(Int((seconds * 1000).rounded()))
-        } else {
-            interval = Self.defaultInterval
-        }
+        card = try CardOptions(args)
+        count = try args.value(Self.countOption)
+        interval = try args.value(Self.intervalOption) ?? Self.defaultInterval
+        allSystems = args.flag(PurseOutput.allSystems)
+        json = args.flag(CommonOptions.json)
     }
 
     /// How often to poll for a card, and for its leaving.
     static let defaultInterval: Duration = .milliseconds(250)
 
     func run(_ console: Console) async throws -> Int32 {
-        let session = try await CardContext.session(args, console: console)
-        let json = args.flag("json"), limit = count, interval = interval, reader = PurseOutput.reader(.balance, args, stations: nil)
+        let session = try await CardContext.session(card, console: console)
+        let json = json, limit = count, interval = interval, reader = PurseOutput.reader(.balance, allSystems: allSystems, stations: nil)
         // The handler is in place before the loop starts, so no signal is lost.
         Self.catchInterrupts()
         let task = Task { () async throws -> Void in

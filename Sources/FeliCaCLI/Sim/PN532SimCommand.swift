@@ -23,14 +23,29 @@ struct PN532SimCommand: CLICommand {
                 SIGUSR1 puts the card back in the field (after --remove-after took it away).
                 """,
             options: [
-                OptionSpec("card", value: "card", help: "The card in the field: suica, edy, nanaco, waon, wallet, or a card image path."),
-                OptionSpec.flag("no-card", help: "Serve with no card in the field."),
-                OptionSpec("link", value: "path", help: "Also make <path> a symlink to the terminal (removed on exit)."),
-                OptionSpec("timing", value: "model", help: "rf: take as long as a real PN532 at 115200 baud and a real card (UART, air and PMm time)."),
-                OptionSpec("fault", value: "kind@n", help: "Inject a fault: corrupt@N, drop-ack@N, late@N[:MS] (repeatable).", repeatable: true),
-                OptionSpec("remove-after", value: "n", help: "Take the card away after it has answered <n> packets."),
-                OptionSpec("taps", value: "present:absent", help: "Tap the card over and over: in the field for <present> packets, away for <absent>, repeat."),
+                SimOptions.card.spec,
+                noCardFlag,
+                linkOption.spec,
+                timingOption.spec,
+                faultOption.spec,
+                removeAfterOption.spec,
+                tapsOption.spec,
             ])
+    }
+
+    static let noCardFlag = OptionSpec.flag("no-card", help: "Serve with no card in the field.")
+    static let linkOption = Option(OptionSpec("link", value: "path", help: "Also make <path> a symlink to the terminal (removed on exit).", kind: .file))
+    static let timingOption = Option(OptionSpec(
+        "timing", value: "model", help: "rf: take as long as a real PN532 at 115200 baud and a real card (UART, air and PMm time).",
+        kind: .choice(["rf"])))
+    static let faultOption = Option(OptionSpec(
+        "fault", value: "kind@n", help: "Inject a fault: corrupt@N, drop-ack@N, late@N[:MS] (repeatable).", repeatable: true)) { spec throws(UsageError) in
+        do throws(FeliCaError) { return try PN532Fault(parsing: spec) } catch { throw UsageError("option '--fault': \(error.reason)") }
+    }
+    static let removeAfterOption = Option.int(OptionSpec("remove-after", value: "n", help: "Take the card away after it has answered <n> packets."), in: 0...1_000_000)
+    static let tapsOption = Option(OptionSpec(
+        "taps", value: "present:absent", help: "Tap the card over and over: in the field for <present> packets, away for <absent>, repeat.")) { text throws(UsageError) in
+        do throws(FeliCaError) { return try PN532Emulator.Taps(parsing: text) } catch { throw UsageError("option '--taps': \(error.reason)") }
     }
 
     let card: String?
@@ -41,39 +56,19 @@ struct PN532SimCommand: CLICommand {
     let taps: PN532Emulator.Taps?
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        card = args.value("card")
-        if args.flag("no-card") {
+        card = try args.value(SimOptions.card)
+        if args.flag(Self.noCardFlag) {
             guard card == nil else { throw UsageError("--card and --no-card contradict each other: choose one") }
         } else if card == nil {
             throw UsageError("missing required option '--card' (or --no-card for an empty field)")
         }
-        link = args.value("link")
-        switch args.value("timing") {
-        case nil: timing = false
-        case "rf"?: timing = true
-        case let other?: throw UsageError("option '--timing': \"\(other)\" is not a timing model (rf)")
-        }
-        var faults: [PN532Fault] = []
-        for spec in args.all("fault") {
-            do {
-                faults.append(try PN532Fault(parsing: spec))
-            } catch {
-                throw UsageError("option '--fault': \(error.reason)")
-            }
-        }
-        self.faults = faults
-        removeAfter = try args.int("remove-after", in: 0...1_000_000)
+        link = try args.value(Self.linkOption)
+        timing = try args.value(Self.timingOption) == "rf"
+        faults = try args.values(Self.faultOption)
+        removeAfter = try args.value(Self.removeAfterOption)
         if removeAfter != nil && card == nil { throw UsageError("--remove-after needs a card") }
-        if let text = args.value("taps") {
-            guard card != nil else { throw UsageError("--taps needs a card") }
-            do {
-                taps = try PN532Emulator.Taps(parsing: text)
-            } catch {
-                throw UsageError("option '--taps': \(error.reason)")
-            }
-        } else {
-            taps = nil
-        }
+        taps = try args.value(Self.tapsOption)
+        if taps != nil && card == nil { throw UsageError("--taps needs a card") }
     }
 
     func run(_ console: Console) async throws -> Int32 {

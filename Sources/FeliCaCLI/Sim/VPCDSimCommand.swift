@@ -15,39 +15,51 @@ struct VPCDSimCommand: CLICommand {
                 removes the card.
                 """,
             options: [
-                OptionSpec("card", value: "card", help: "Built-in card (\(SampleCards.names.joined(separator: ", "))) or a card image file."),
-                OptionSpec("port", value: "port", help: "vpcd's TCP port (default 35963)."),
-                OptionSpec("dialect", value: "dialect", help: "Reader dialect to answer in: \(PCSCDialect.names) (default part3)."),
-                OptionSpec.flag("t0", help: "acr122u: answer 61 xx and wait for GET RESPONSE, as a T=0 reader does."),
-                OptionSpec("remove-after", value: "n", help: "Take the card away after it answered <n> FeliCa commands (closes the connection mid-command)."),
-                OptionSpec("stall-after", value: "n", help: "Answer <n> FeliCa commands, then never again (a wedged card; the connection stays open)."),
-                OptionSpec("wait", value: "seconds", help: "How long to keep trying while vpcd does not accept the card yet (default 10)."),
+                SimOptions.card.spec,
+                portOption.spec,
+                dialectOption.spec,
+                t0Flag,
+                removeAfterOption.spec,
+                stallAfterOption.spec,
+                waitOption.spec,
             ],
-            required: ["card"])
+            required: [SimOptions.card.spec.long])
     }
+
+    static let portOption = Option.int(OptionSpec("port", value: "port", help: "vpcd's TCP port (default 35963)."), in: 1...65535)
+    static let dialectOption = Option(OptionSpec(
+        "dialect", value: "dialect", help: "Reader dialect to answer in: \(PCSCDialect.names) (default part3).",
+        kind: .choice(PCSCDialect.allCases.map(\.rawValue)))) { d throws(UsageError) in
+        guard let dialect = PCSCDialect(name: d) else {
+            throw UsageError("option '--dialect': '\(d)' is not a PC/SC dialect (\(PCSCDialect.names))")
+        }
+        return dialect
+    }
+    static let t0Flag = OptionSpec.flag("t0", help: "acr122u: answer 61 xx and wait for GET RESPONSE, as a T=0 reader does.")
+    static let removeAfterOption = Option.int(OptionSpec(
+        "remove-after", value: "n", help: "Take the card away after it answered <n> FeliCa commands (closes the connection mid-command)."), in: 0...1_000_000)
+    static let stallAfterOption = Option.int(OptionSpec(
+        "stall-after", value: "n", help: "Answer <n> FeliCa commands, then never again (a wedged card; the connection stays open)."), in: 0...1_000_000)
+    static let waitOption = Option.int(OptionSpec(
+        "wait", value: "seconds", help: "How long to keep trying while vpcd does not accept the card yet (default 10)."), in: 0...3600)
 
     let card: String
     let options: VPCDCard.Options
     let removeAfter: Int?
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        card = try args.required("card")
+        card = try args.required(SimOptions.card)
         var o = VPCDCard.Options()
-        if let port = try args.int("port", in: 1...65535) { o.port = UInt16(port) }
-        if let d = args.value("dialect") {
-            guard let dialect = PCSCDialect(name: d) else {
-                throw UsageError("option '--dialect': '\(d)' is not a PC/SC dialect (\(PCSCDialect.names))")
-            }
-            o.dialect = dialect
-        }
-        o.getResponse = args.flag("t0")
+        if let port = try args.value(Self.portOption) { o.port = UInt16(port) }
+        if let dialect = try args.value(Self.dialectOption) { o.dialect = dialect }
+        o.getResponse = args.flag(Self.t0Flag)
         if o.getResponse && o.dialect != .acr122u {
             throw UsageError("option '--t0' applies to --dialect acr122u only")
         }
-        if let wait = try args.int("wait", in: 0...3600) { o.connectWait = .seconds(wait) }
-        o.stallAfter = try args.int("stall-after", in: 0...1_000_000)
+        if let wait = try args.value(Self.waitOption) { o.connectWait = .seconds(wait) }
+        o.stallAfter = try args.value(Self.stallAfterOption)
         options = o
-        removeAfter = try args.int("remove-after", in: 0...1_000_000)
+        removeAfter = try args.value(Self.removeAfterOption)
     }
 
     func run(_ console: Console) async throws -> Int32 {
