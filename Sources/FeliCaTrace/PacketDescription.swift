@@ -55,7 +55,7 @@ public enum PacketDescription {
             if let sc = r.systemCode { s += " system=\(sc)" }
             return s
         case .requestService(let r):
-            let versions = r.keyVersions.map { v in v.map { Hex.encode([UInt8($0 >> 8), UInt8($0 & 0xFF)], uppercase: true) } ?? "none" }
+            let versions = r.keyVersions.map { v in v.map { PacketFields.hex16($0) } ?? "none" }
             return "Request Service response IDm=\(r.idm) keyVersions=[\(versions.joined(separator: ","))]"
         case .requestResponse(let r):
             return "Request Response response IDm=\(r.idm) mode=\(r.mode)"
@@ -71,7 +71,7 @@ public enum PacketDescription {
             return "Request Block Information response IDm=\(r.idm) blockCounts=[\(r.blockCounts.map(String.init).joined(separator: ","))]"
         case .requestSpecificationVersion(let r):
             var s = "Request Specification Version response IDm=\(r.idm) \(r.status)"
-            if let v = r.basicVersion { s += " version=\(Hex.encode([UInt8(v >> 8), UInt8(v & 0xFF)], uppercase: true))" }
+            if let v = r.basicVersion { s += " version=\(PacketFields.hex16(v))" }
             return s
         case .resetMode(let r):
             return "Reset Mode response IDm=\(r.idm) \(r.status)"

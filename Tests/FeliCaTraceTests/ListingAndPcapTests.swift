@@ -78,7 +78,9 @@ import Testing
             """)
     }
 
-    @Test func damageIsListedLast() throws {
+    /// The damage is reported once, as the error `felica trace show` ends with, not also in
+    /// the listing on stdout.
+    @Test func damageIsNotPartOfTheListing() throws {
         let text = "{\"format\":\"felica-trace/1\"}\n{\"tx\":\"0600ffff0100\",\"rx\":null,\"error\":\"timeout\",\"reason\":\"silence\"}\n{\"tx\":\"0600ffff0100\",\"rx\":\"02"
         let trace = try Trace.parse(text, source: "t.jsonl", lenient: true)
         let damage = try #require(trace.damage)
@@ -88,9 +90,29 @@ import Testing
             felica-trace/1  1 exchange
             #1  0.000000  →  Polling system=FFFF request=system code slots=1
                           ✕  timeout: silence
-            trace damaged, listing stops here: \(damage.reason)
 
             """)
+    }
+
+    @Test func blocksShowsEachBlockReadOrWrittenUnderItsPacket() throws {
+        let idm = "0101120312345678"
+        let block0 = "00000000000000002000" + "00d204000000", block1 = String(repeating: "ab", count: 16)
+        let trace = try Trace.parse("""
+            {"format":"felica-trace/1"}
+            {"tx":"1406\(idm)028b000f090280008100","rx":"2d07\(idm)000002\(block0)\(block1)"}
+            {"tx":"2008\(idm)010809018000\(block1)","rx":"0c09\(idm)0000"}
+            {"tx":"1006\(idm)01cb10018000","rx":"0c07\(idm)ffa5"}
+
+            """)
+        let spaced = { (hex: String) in Hex.encode(Hex.decode(hex)!, separator: " ") }
+        let listing = trace.listing(blocks: true).split(separator: "\n").map(String.init)
+        #expect(listing.filter { $0.hasPrefix("                ") && !$0.contains("←") } == [
+            "                 008B:0  \(spaced(block0))",
+            "                 090F:0  \(spaced(block1))",
+            "                 0908:0  \(spaced(block1))",
+        ])
+        #expect(trace.listing(blocks: false) == trace.listing())
+        #expect(!trace.listing().contains(spaced(block1)))
     }
 }
 
@@ -145,6 +167,63 @@ import Testing
     @Test func withoutAStartTimeTheCaptureStartsAtTheEpoch() throws {
         let export = Pcap.export(try Trace.parse("{\"format\":\"felica-trace/1\"}\n{\"t\":2.000001,\"tx\":\"0600ffff0100\",\"rx\":null,\"error\":\"timeout\"}\n"))
         #expect(Array(export.bytes[24..<32]) == [2, 0, 0, 0, 1, 0, 0, 0])
+    }
+
+    /// pcapng: SHB, one IDB (USER1, device as if_description), one EPB per packet with its
+    /// LEN byte, direction flags, and the failure of an unanswered command as a comment.
+    @Test func pcapngCarriesDirectionDeviceAndWholePackets() throws {
+        let export = Pcap.export(try Trace.parse(Self.trace), format: .pcapng)
+        #expect(export.frames == 3 && export.skipped == 0)
+        let b = export.bytes
+        func u16(_ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 }
+        func u32(_ at: Int) -> UInt32 { (0..<4).reduce(0) { $0 | UInt32(b[at + $1]) << (8 * $1) } }
+        /// Options of a block body from `at` to `end`: code → value.
+        func options(_ at: Int, _ end: Int) -> [(Int, [UInt8])] {
+            var out: [(Int, [UInt8])] = []
+            var i = at
+            while i < end {
+                let code = u16(i), length = u16(i + 2)
+                if code == 0 { break }
+                out.append((code, Array(b[(i + 4)..<(i + 4 + length)])))
+                i += 4 + (length + 3) / 4 * 4
+            }
+            return out
+        }
+        var blocks: [(type: UInt32, body: Range<Int>)] = []
+        var i = 0
+        while i < b.count {
+            let length = Int(u32(i + 4))
+            #expect(length % 4 == 0 && u32(i + length - 4) == UInt32(length))
+            blocks.append((u32(i), (i + 8)..<(i + length - 4)))
+            i += length
+        }
+        #expect(i == b.count)
+        #expect(blocks.map(\.type) == [0x0A0D_0D0A, 1, 6, 6, 6])
+        #expect(u32(blocks[0].body.lowerBound) == 0x1A2B_3C4D && u16(blocks[0].body.lowerBound + 4) == 1)
+        let idb = blocks[1].body
+        #expect(u16(idb.lowerBound) == 148)
+        #expect(options(idb.lowerBound + 8, idb.upperBound).map { $0.0 } == [3])
+        #expect(options(idb.lowerBound + 8, idb.upperBound).first.map { String(decoding: $0.1, as: UTF8.self) } == "virtual:suica")
+        let started: UInt64 = 1_795_946_400_000_000
+        var packets: [[UInt8]] = [], stamps: [UInt64] = [], flags: [UInt32] = [], comments: [String?] = []
+        for epb in blocks[2...].map(\.body) {
+            let s = epb.lowerBound
+            stamps.append(UInt64(u32(s + 4)) << 32 | UInt64(u32(s + 8)))
+            let length = Int(u32(s + 12))
+            #expect(u32(s + 16) == UInt32(length))
+            packets.append(Array(b[(s + 20)..<(s + 20 + length)]))
+            let opts = options(s + 20 + (length + 3) / 4 * 4, epb.upperBound)
+            flags.append(opts.first { $0.0 == 2 }.map { UInt32($0.1[0]) } ?? 0)
+            comments.append(opts.first { $0.0 == 1 }.map { String(decoding: $0.1, as: UTF8.self) })
+        }
+        #expect(stamps == [started + 250_000, started + 250_031, started + 1_500_000])
+        #expect(packets == [
+            [0x06, 0x00, 0xFF, 0xFF, 0x01, 0x00],
+            Array(Hex.decode("1401010112031234567810 0b4b428485d0ff0003")!),
+            Array(Hex.decode("0a0c0101120312345678")!),
+        ])
+        #expect(flags == [2, 1, 2])  // outbound, inbound, outbound
+        #expect(comments == [nil, nil, "no answer: timeout: timeout"])
     }
 
     @Test func writeReplacesTheFileWhole() throws {

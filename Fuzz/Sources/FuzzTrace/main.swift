@@ -33,8 +33,10 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         precondition(lenient.damage != nil, "the strict parse failed but the lenient one reports no damage")
     }
     guard let trace = lenient else { return 0 }
-    _ = trace.listing()
-    _ = Pcap.export(trace)
+    _ = trace.listing(blocks: true)
+    _ = trace.jsonListing()
+    _ = Pcap.export(trace, format: .pcap)
+    _ = Pcap.export(trace, format: .pcapng)
     let again = try? Trace.parse(trace.jsonLines())
     precondition(again?.exchanges.map(\.tx) == trace.exchanges.map(\.tx), "tx packets changed on a write and read back")
     precondition(again?.exchanges.map(\.rx) == trace.exchanges.map(\.rx), "rx packets changed on a write and read back")

@@ -12,7 +12,7 @@ struct LogCommand: CLICommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "log",
-            abstract: "Keep the history of your cards across readings, show it, export it as CSV.",
+            abstract: "Keep card history across readings; show or export it.",
             discussion: "A card holds only its last 20 or so records; `felica log add` after each trip (or `felica watch --save`) keeps them all. The database is $XDG_DATA_HOME/felica/history.sqlite3 (else ~/.local/share/felica/history.sqlite3); --db chooses another. See Docs/history.md.",
             subcommands: [LogAddCommand.self, LogShowCommand.self, LogExportCommand.self])
     }

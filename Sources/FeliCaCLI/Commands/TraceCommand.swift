@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaSimulation
 import FeliCaTrace
 
 /// `felica trace`: look at recorded sessions.
@@ -10,6 +11,21 @@ struct TraceCommand: CLICommand {
             discussion: "Record a trace with --trace FILE on any command that talks to a card; replay it with --device replay:FILE. See Docs/traces.md.",
             subcommands: [TraceShowCommand.self, TraceExportCommand.self])
     }
+
+    /// Loads the trace at `path`; a card image given by mistake is named as one, with the
+    /// device string that serves it.
+    static func load(_ path: String, lenient: Bool) throws -> Trace {
+        do {
+            return try Trace.load(path: path, lenient: lenient)
+        } catch {
+            if (try? CardImage.load(path: path)) != nil {
+                throw FeliCaError(
+                    .badInput,
+                    "\(path) is a card image (felica-card/1), not a trace (felica-trace/1); to talk to the card it holds, use --device virtual:\(path)")
+            }
+            throw error
+        }
+    }
 }
 
 /// `felica trace show FILE`: the exchanges, decoded.
@@ -18,56 +34,82 @@ struct TraceShowCommand: CLICommand {
         CommandConfiguration(
             name: "show",
             abstract: "List every exchange of a trace: time, direction, decoded command or response, status flags, elapsed time.",
-            discussion: "A damaged trace is listed up to the damage, which is then reported as an error.",
-            arguments: [ArgumentSpec("file", help: "A felica-trace/1 file (recorded with --trace).", kind: .file)])
+            discussion: """
+                A damaged trace is listed up to the damage, which is then reported as an error. \
+                --json prints one JSON object per exchange (JSON Lines) with every decoded field, \
+                block data included.
+                """,
+            arguments: [ArgumentSpec("file", help: "A felica-trace/1 file (recorded with --trace).", kind: .file)],
+            options: [CommonOptions.json, blocksFlag])
     }
 
+    static let blocksFlag = OptionSpec.flag("blocks", help: "Show the 16 bytes of each block read or written, under its packet.")
+
     let path: String
-    init(_ args: ParsedArguments) throws(UsageError) { path = args.positionals[0] }
+    let json: Bool
+    let blocks: Bool
+    init(_ args: ParsedArguments) throws(UsageError) {
+        path = args.positionals[0]
+        json = args.flag(CommonOptions.json)
+        blocks = args.flag(Self.blocksFlag)
+    }
 
     func run(_ console: Console) async throws -> Int32 {
-        let trace = try Trace.load(path: path, lenient: true)
-        console.out(trace.listing())
-        if let damage = trace.damage { throw damage }
+        let trace = try TraceCommand.load(path, lenient: true)
+        console.out(json ? trace.jsonListing() : trace.listing(blocks: blocks))
+        if let damage = trace.damage {
+            throw FeliCaError(damage.code, "\(damage.reason)\n  the listing stops before the damage (\(trace.exchanges.count) exchange\(trace.exchanges.count == 1 ? "" : "s") listed)")
+        }
         return ExitCode.ok
     }
 }
 
-/// `felica trace export FILE --pcap OUT`.
+/// `felica trace export FILE --pcap OUT [--format pcapng|pcap]`.
 struct TraceExportCommand: CLICommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "export",
-            abstract: "Write a trace as a pcap file for Wireshark or tshark.",
+            abstract: "Write a trace as a capture file for Wireshark or tshark.",
             discussion: """
-                The pcap has link type USER0 (147), one frame per packet without its LEN byte. \
-                Map USER0 to Wireshark's FeliCa dissector once: \
-                tshark -o 'uat:user_dlts:"User 0 (DLT=147)","felica","0","","0",""' -r OUT
+                pcapng (the default) carries each packet whole, LEN byte included, with its direction \
+                (commands outbound, responses inbound) and the device as the interface description, \
+                link type USER1 (148). Classic pcap (--format pcap) has link type USER0 (147), packets \
+                without their LEN byte, and no direction. The project's dissector (Wireshark/felica.lua) \
+                decodes both: tshark -X lua_script:Wireshark/felica.lua -r OUT. See Docs/traces.md.
                 """,
             arguments: [ArgumentSpec("file", help: "A felica-trace/1 file (recorded with --trace).", kind: .file)],
-            options: [pcapOption.spec, lenientFlag],
+            options: [pcapOption.spec, formatOption.spec, lenientFlag],
             required: [pcapOption.spec.long])
     }
 
-    static let pcapOption = Option(OptionSpec("pcap", value: "out", help: "Write the pcap to <out> (replaced only once complete).", kind: .file))
+    static let pcapOption = Option(OptionSpec("pcap", value: "out", help: "Write the capture to <out> (replaced only once complete).", kind: .file))
+    static let formatOption = Option(
+        OptionSpec("format", value: "format", help: "pcapng (default) or pcap (classic: no direction, for tools that need it).",
+                   kind: .choice(Pcap.Format.allCases.map(\.rawValue)))
+    ) { s throws(UsageError) in
+        guard let format = Pcap.Format(rawValue: s) else { throw UsageError("option '--format': '\(s)' is not one of pcapng, pcap") }
+        return format
+    }
     static let lenientFlag = OptionSpec.flag("lenient", help: "Export the exchanges before damage in a damaged trace instead of failing.")
 
     let path: String
     let output: String
+    let format: Pcap.Format
     let lenient: Bool
     init(_ args: ParsedArguments) throws(UsageError) {
         path = args.positionals[0]
         output = try args.required(Self.pcapOption)
+        format = try args.value(Self.formatOption) ?? .pcapng
         lenient = args.flag(Self.lenientFlag)
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let trace = try Trace.load(path: path, lenient: lenient)
+        let trace = try TraceCommand.load(path, lenient: lenient)
         if let damage = trace.damage {
             console.diag("warning: \(damage.reason)\n  exporting the \(trace.exchanges.count) exchanges before the damage")
         }
-        let export = try Pcap.write(trace, to: output)
-        var summary = "wrote \(export.frames) frame\(export.frames == 1 ? "" : "s") to \(output)"
+        let export = try Pcap.write(trace, to: output, format: format)
+        var summary = "wrote \(export.frames) frame\(export.frames == 1 ? "" : "s") to \(output) (\(format.rawValue))"
         if export.skipped > 0 { summary += " (\(export.skipped) empty packet\(export.skipped == 1 ? "" : "s") left out)" }
         console.diag(summary)
         return ExitCode.ok
