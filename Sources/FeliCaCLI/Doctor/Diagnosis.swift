@@ -2,6 +2,15 @@
 enum Verdict: String, Sendable, Comparable {
     case ok, warning, problem
 
+    /// How a terminal shows it.
+    var colour: Colour {
+        switch self {
+        case .ok: .green
+        case .warning: .yellow
+        case .problem: .red
+        }
+    }
+
     static func < (a: Verdict, b: Verdict) -> Bool { a.rank < b.rank }
     private var rank: Int { self == .ok ? 0 : self == .warning ? 1 : 2 }
 }
@@ -25,11 +34,11 @@ struct RecognizedReader: Sendable {
     /// Why it cannot be used right now (empty when nothing is in the way).
     var blockers: [String]
 
-    /// The `--device` string that reaches it.
-    var device: String? {
+    /// The device that reaches it.
+    var device: DeviceSpec? {
         switch route {
-        case .libnfc(let driver): "libnfc:\(driver):\(usb.busAddress)"
-        case .pcsc(let name): "pcsc:\(name)"
+        case .libnfc(let driver): DeviceSpec(.libnfc(connstring: "\(driver):\(usb.busAddress)"))
+        case .pcsc(let name): DeviceSpec(.pcsc(reader: .named(name), dialect: nil))
         case nil: nil
         }
     }
