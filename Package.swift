@@ -49,6 +49,8 @@ let package = Package(
                 "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaTrace", "FeliCaSimulation",
                 "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs",
             ],
+            // The umockdev bridge of `felica-sim rcs380` (test tooling, run by Debian's python3).
+            resources: [.copy("Resources/rcs380-bridge.py")],
             swiftSettings: strict),
         .executableTarget(name: "felica", dependencies: ["FeliCaCLI"], swiftSettings: strict),
         .executableTarget(name: "felica-sim", dependencies: ["FeliCaCLI"], swiftSettings: strict),
@@ -60,7 +62,7 @@ let package = Package(
         .testTarget(name: "FeliCaTests", dependencies: ["FeliCa"], swiftSettings: strict),
         .testTarget(name: "FeliCaReaderCodecsTests", dependencies: ["FeliCa", "FeliCaReaderCodecs"], swiftSettings: strict),
         .testTarget(name: "FeliCaJSONTests", dependencies: ["FeliCaJSON"], swiftSettings: strict),
-        .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation"], swiftSettings: strict),
+        .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaReaderCodecs"], swiftSettings: strict),
         .testTarget(name: "FeliCaCardsTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaTraceTests", dependencies: ["FeliCa", "FeliCaTrace", "FeliCaSimulation", "FeliCaCards"], swiftSettings: strict),
         .testTarget(name: "FeliCaSchedulingTests", dependencies: ["FeliCa", "FeliCaScheduling", "FeliCaSimulation"], swiftSettings: strict),

@@ -25,6 +25,7 @@ enum FelicaSimCommands {
         [
             PN532SimCommand.self,
             VPCDSimCommand.self,
+            RCS380SimCommand.self,
         ]
     }
 }
@@ -45,6 +46,23 @@ enum SimOptions {
     static let card = Option(OptionSpec(
         "card", value: "card", help: "The card: \(SampleCards.names.joined(separator: ", ")), or a card image path.",
         kind: .nameOrFile(SampleCards.names))) { name throws(UsageError) in try CardName.check(name, option: "card") }
+    /// `--no-card`: an empty field.
+    static let noCard = OptionSpec.flag("no-card", help: "No card in the field.")
+    /// `--timing rf`: take as long as the real hardware.
+    static func timing(_ help: String) -> Option<String> {
+        Option(OptionSpec("timing", value: "model", help: help, kind: .choice(["rf"])))
+    }
+
+    /// `--card` or `--no-card`, exactly one of them: the card, nil for an empty field.
+    static func cardOrNone(_ args: ParsedArguments) throws(UsageError) -> String? {
+        let card = try args.value(card)
+        if args.flag(noCard) {
+            guard card == nil else { throw UsageError("--card and --no-card contradict each other: choose one") }
+        } else if card == nil {
+            throw UsageError("missing required option '--card' (or --no-card for an empty field)")
+        }
+        return card
+    }
 }
 
 /// Built-in card names, checked where they are given.

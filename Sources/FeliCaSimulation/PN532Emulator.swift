@@ -67,13 +67,8 @@ public struct PN532Emulator: Sendable {
         public var description: String { "\(present):\(absent)" }
     }
 
-    /// What the chip does on the serial line.
-    public enum Action: Hashable, Sendable {
-        /// Write `bytes` at time `at` (on the clock of ``receive(_:at:)``).
-        case send([UInt8], at: Duration)
-        /// Drop every write scheduled later than `after` (the host aborted the command).
-        case cancel(after: Duration)
-    }
+    /// What the chip does on the serial line (it never leaves the bus).
+    public typealias Action = EmulatorAction
 
     /// The card in the field; nil = no card.
     public let card: VirtualCard?

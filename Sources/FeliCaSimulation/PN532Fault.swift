@@ -27,28 +27,12 @@ public struct PN532Fault: Hashable, Sendable, CustomStringConvertible {
     /// Parses `corrupt@N`, `drop-ack@N`, `late@N` or `late@N:MS` (delay in milliseconds,
     /// default 1000): the spelling of `felica-sim pn532 --fault`.
     public init(parsing text: String) throws(FeliCaError) {
-        let parts = text.split(separator: "@", maxSplits: 1).map(String.init)
-        guard parts.count == 2 else {
-            throw FeliCaError(.badInput, "fault \"\(text)\": expected KIND@EXCHANGE, e.g. corrupt@3, drop-ack@2, late@4:1500")
-        }
-        var numbers = parts[1].split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        guard let n = Int(numbers.removeFirst()), n >= 1 else {
-            throw FeliCaError(.badInput, "fault \"\(text)\": the exchange number after @ must be a whole number from 1")
-        }
-        switch parts[0] {
-        case "corrupt" where numbers.isEmpty: kind = .corruptChecksum
-        case "drop-ack" where numbers.isEmpty: kind = .dropAck
-        case "late":
-            var ms = 1000
-            if let msText = numbers.first {
-                guard numbers.count == 1, let v = Int(msText), v > 0 else {
-                    throw FeliCaError(.badInput, "fault \"\(text)\": the delay after : must be a positive number of milliseconds")
-                }
-                ms = v
-            }
-            kind = .lateReply(.milliseconds(ms))
-        default:
-            throw FeliCaError(.badInput, "fault \"\(text)\": unknown kind \"\(parts[0])\" (corrupt, drop-ack, late)")
+        let (name, n, ms) = try FaultSpelling.parse(text, examples: "corrupt@3, drop-ack@2, late@4:1500")
+        switch (name, ms) {
+        case ("corrupt", nil): kind = .corruptChecksum
+        case ("drop-ack", nil): kind = .dropAck
+        case ("late", let ms): kind = .lateReply(.milliseconds(ms ?? 1000))
+        default: throw FaultSpelling.unknown(text, kind: name, kinds: "corrupt, drop-ack, late")
         }
         exchange = n
     }
@@ -57,9 +41,7 @@ public struct PN532Fault: Hashable, Sendable, CustomStringConvertible {
         switch kind {
         case .corruptChecksum: return "corrupt@\(exchange)"
         case .dropAck: return "drop-ack@\(exchange)"
-        case .lateReply(let d):
-            let ms = d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
-            return "late@\(exchange):\(ms)"
+        case .lateReply(let d): return FaultSpelling.late(exchange, d)
         }
     }
 }

@@ -109,26 +109,12 @@ public final class PN532Server: Sendable {
     private func serve() {
         let clock = ContinuousClock()
         let origin = clock.now
-        var queue: [(at: Duration, bytes: [UInt8])] = []  // sorted by time, stable
+        var schedule = WriteSchedule()
         while true {
-            let now = origin.duration(to: clock.now)
-            // Write what is due.
-            while let first = queue.first, first.at <= now {
-                terminal.write(first.bytes)
-                queue.removeFirst()
+            for case .bytes(let bytes) in schedule.takeDue(at: origin.duration(to: clock.now)) {
+                terminal.write(bytes)
             }
-            var wait: Int32 = -1
-            if let first = queue.first {
-                let left = first.at - now
-                if left < .milliseconds(1) {
-                    // poll() counts whole milliseconds: sleep the rest precisely.
-                    let c = left.components
-                    var ts = timespec(tv_sec: Int(c.seconds), tv_nsec: Int(c.attoseconds / 1_000_000_000))
-                    nanosleep(&ts, nil)
-                    continue
-                }
-                wait = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000, 60_000))
-            }
+            guard let wait = schedule.pollTimeout(at: origin.duration(to: clock.now)) else { continue }
             var fds = [pollfd(fd: terminal.master, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
             let r = poll(&fds, 2, wait)
@@ -141,16 +127,7 @@ public final class PN532Server: Sendable {
             let bytes = terminal.read()
             guard !bytes.isEmpty else { continue }
             let arrived = origin.duration(to: clock.now)
-            let actions = emulator.withLock { $0.receive(bytes, at: arrived) }
-            for action in actions {
-                switch action {
-                case .send(let bytes, let at):
-                    let i = queue.firstIndex { $0.at > at } ?? queue.endIndex
-                    queue.insert((at, bytes), at: i)
-                case .cancel(let after):
-                    queue.removeAll { $0.at > after }
-                }
-            }
+            schedule.apply(emulator.withLock { $0.receive(bytes, at: arrived) })
         }
     }
 }

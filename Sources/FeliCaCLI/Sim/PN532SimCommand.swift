@@ -24,7 +24,7 @@ struct PN532SimCommand: CLICommand {
                 """,
             options: [
                 SimOptions.card.spec,
-                noCardFlag,
+                SimOptions.noCard,
                 linkOption.spec,
                 timingOption.spec,
                 faultOption.spec,
@@ -33,11 +33,8 @@ struct PN532SimCommand: CLICommand {
             ])
     }
 
-    static let noCardFlag = OptionSpec.flag("no-card", help: "Serve with no card in the field.")
     static let linkOption = Option(OptionSpec("link", value: "path", help: "Also make <path> a symlink to the terminal (removed on exit).", kind: .file))
-    static let timingOption = Option(OptionSpec(
-        "timing", value: "model", help: "rf: take as long as a real PN532 at 115200 baud and a real card (UART, air and PMm time).",
-        kind: .choice(["rf"])))
+    static let timingOption = SimOptions.timing("rf: take as long as a real PN532 at 115200 baud and a real card (UART, air and PMm time).")
     static let faultOption = Option(OptionSpec(
         "fault", value: "kind@n", help: "Inject a fault: corrupt@N, drop-ack@N, late@N[:MS] (repeatable).", repeatable: true)) { spec throws(UsageError) in
         do throws(FeliCaError) { return try PN532Fault(parsing: spec) } catch { throw UsageError("option '--fault': \(error.reason)") }
@@ -56,12 +53,7 @@ struct PN532SimCommand: CLICommand {
     let taps: PN532Emulator.Taps?
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        card = try args.value(SimOptions.card)
-        if args.flag(Self.noCardFlag) {
-            guard card == nil else { throw UsageError("--card and --no-card contradict each other: choose one") }
-        } else if card == nil {
-            throw UsageError("missing required option '--card' (or --no-card for an empty field)")
-        }
+        card = try SimOptions.cardOrNone(args)
         link = try args.value(Self.linkOption)
         timing = try args.value(Self.timingOption) == "rf"
         faults = try args.values(Self.faultOption)

@@ -152,53 +152,30 @@ public struct PN532FrameParser: Sendable {
         case invalid(FeliCaError)
     }
 
-    private var buffer: [UInt8] = []
+    private var stream = FrameStream(preamble: [0x00, 0xFF])
     /// Bytes skipped so far while looking for a start code (wake-up preamble, line noise).
-    public private(set) var skippedBytes = 0
+    public var skippedBytes: Int { stream.skippedBytes }
 
     public init() {}
 
     /// Bytes received but not yet part of a complete frame.
-    public var pendingCount: Int { buffer.count }
+    public var pendingCount: Int { stream.pendingCount }
 
     public mutating func append(_ bytes: some Sequence<UInt8>) {
-        buffer.append(contentsOf: bytes)
+        stream.append(bytes)
     }
 
     /// The next complete frame or broken frame, or nil when more bytes are needed.
     public mutating func next() -> Event? {
-        guard let start = startCodeIndex() else {
-            // Keep a trailing 00: it may be the first half of a start code.
-            let keep = buffer.last == 0x00 ? 1 : 0
-            skippedBytes += buffer.count - keep
-            buffer.removeFirst(buffer.count - keep)
-            return nil
-        }
-        skippedBytes += start
-        buffer.removeFirst(start)
-        do throws(FeliCaError) {
-            let (frame, count) = try PN532Frame.parse(buffer[...])
-            buffer.removeFirst(count)
-            return .frame(frame)
-        } catch {
-            if error.code == .truncated { return nil }
-            // Drop the start code only: a real frame may begin inside the broken one.
-            buffer.removeFirst(2)
-            return .invalid(error)
+        switch stream.next(PN532Frame.parse) {
+        case .success(let frame)?: .frame(frame)
+        case .failure(let error)?: .invalid(error)
+        case nil: nil
         }
     }
 
     /// Discards everything buffered (a host flushes its input the same way).
     public mutating func reset() {
-        buffer.removeAll()
-    }
-
-    private func startCodeIndex() -> Int? {
-        var i = 0
-        while i + 1 < buffer.count {
-            if buffer[i] == 0x00 && buffer[i + 1] == 0xFF { return i }
-            i += 1
-        }
-        return nil
+        stream.reset()
     }
 }

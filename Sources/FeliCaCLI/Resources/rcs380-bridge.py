@@ -1,0 +1,341 @@
+#!/usr/bin/python3
+"""USB plumbing for felica-sim's emulated Sony RC-S380.
+
+Builds a umockdev testbed holding one fake USB device (Sony 054c:06c1), runs COMMAND
+with the testbed visible to it, and carries the device's bulk transfers between the
+client's libusb (usbdevfs ioctls, intercepted by umockdev) and the reader's behaviour,
+which lives in felica-sim (Swift) at the other end of the socket passed as --fd.
+
+Only transfers are handled here; what the reader answers, and when, is decided by
+felica-sim. Lines on the socket:
+    bridge -> sim   W <hex>        a bulk OUT transfer ended (one whole USB transfer)
+    sim -> bridge   R <hex>        put this on the bulk IN endpoint now
+    sim -> bridge   U              the reader leaves the bus now
+
+Must run under umockdev-wrapper with Debian's /usr/bin/python3 (for gi).
+"""
+import argparse
+import errno
+import os
+import socket
+import struct
+import subprocess
+import sys
+
+import gi
+
+gi.require_version("UMockdev", "1.0")
+gi.require_version("GLib", "2.0")
+from gi.repository import GLib, UMockdev  # noqa: E402
+
+
+def _ioc(direction, nr, size):
+    return (direction << 30) | (size << 16) | (ord("U") << 8) | nr
+
+
+# usbdevfs requests (linux/usbdevice_fs.h, x86_64 sizes).
+CONTROL = _ioc(3, 0, 24)
+SETINTERFACE = _ioc(2, 4, 8)
+SETCONFIGURATION = _ioc(2, 5, 4)
+GETDRIVER = _ioc(1, 8, 260)
+SUBMITURB = _ioc(2, 10, 56)
+DISCARDURB = _ioc(0, 11, 0)
+REAPURB = _ioc(1, 12, 8)
+REAPURBNDELAY = _ioc(1, 13, 8)
+CLAIMINTERFACE = _ioc(2, 15, 4)
+RELEASEINTERFACE = _ioc(2, 16, 4)
+CONNECTINFO = _ioc(1, 17, 8)
+IOCTL = _ioc(3, 18, 16)
+RESET = _ioc(0, 20, 0)
+CLEAR_HALT = _ioc(2, 21, 4)
+GET_CAPABILITIES = _ioc(2, 26, 4)
+DISCONNECT_CLAIM = _ioc(2, 27, 264)
+GET_SPEED = _ioc(0, 31, 0)
+
+URB_TYPE_CONTROL = 2
+URB_TYPE_BULK = 3
+URB_ZERO_PACKET = 0x40
+CAP_ZERO_PACKET = 0x01
+CAP_BULK_CONTINUATION = 0x02
+CAP_NO_PACKET_SIZE_LIM = 0x04
+CAP_REAP_AFTER_DISCONNECT = 0x10
+URB_FORMAT = "<BBxxiI4xQiiiiiIQ"
+URB_SIZE = struct.calcsize(URB_FORMAT)
+PACKET_SIZE = 64
+EMPTY_REAP_HOLD_MS = 2
+
+
+def descriptors(vendor, product):
+    device = struct.pack("<BBHBBBBHHHBBBB", 18, 1, 0x0200, 0, 0, 0, 64, vendor, product, 0x0110, 1, 2, 0, 1)
+    config = struct.pack("<BBHBBBBB", 9, 2, 32, 1, 1, 0, 0x80, 0xFA)
+    interface = struct.pack("<BBBBBBBBB", 9, 4, 0, 0, 2, 0xFF, 0xFF, 0xFF, 0)
+    out_ep = struct.pack("<BBBBHB", 7, 5, 0x02, 2, PACKET_SIZE, 0)
+    in_ep = struct.pack("<BBBBHB", 7, 5, 0x81, 2, PACKET_SIZE, 0)
+    return device + config + interface + out_ep + in_ep
+
+
+def string_descriptor(text):
+    raw = text.encode("utf-16-le")
+    return bytes([2 + len(raw), 3]) + raw
+
+
+class Reader(UMockdev.IoctlBase):
+    """Answers the client's usbdevfs ioctls for one emulated reader."""
+
+    def __init__(self, sim, strings, kernel_driver):
+        super().__init__()
+        self.sim = sim
+        self.strings = strings
+        self.kernel_driver = kernel_driver
+        self.unplugged = False
+        self.in_waiting = []     # IN URBs submitted, not yet filled
+        self.in_data = []        # IN transfers from the sim not yet taken by a URB
+        self.done = []           # (urb IoctlData, status, payload or None) ready to reap
+        self.held = []           # reap clients waiting for something to finish
+        self.out_pending = b""   # OUT bytes of a transfer not ended yet (no short packet)
+
+    # -- ioctls -------------------------------------------------------------------
+    def do_handle_ioctl(self, client):
+        try:
+            self.handle(client)
+        except Exception as e:  # an unanswered ioctl would hang the client forever
+            print("rcs380-bridge: %r" % (e,), file=sys.stderr)
+            client.complete(-1, errno.EIO)
+        return True
+
+    def handle(self, client):
+        request = client.get_request() & 0xFFFFFFFF
+        arg = client.get_arg()
+        if self.unplugged and request not in (REAPURB, REAPURBNDELAY, DISCARDURB, RELEASEINTERFACE):
+            client.complete(-1, errno.ENODEV)
+        elif request == GET_CAPABILITIES:
+            caps = CAP_ZERO_PACKET | CAP_BULK_CONTINUATION | CAP_NO_PACKET_SIZE_LIM | CAP_REAP_AFTER_DISCONNECT
+            d = arg.resolve(0, 4)
+            d.update(0, struct.pack("<I", caps))
+            client.complete(0, 0)
+        elif request == GETDRIVER:
+            if self.kernel_driver:
+                d = arg.resolve(0, 260)
+                d.update(4, self.kernel_driver.encode() + b"\0")
+                client.complete(0, 0)
+            else:
+                client.complete(-1, errno.ENODATA)
+        elif request == CLAIMINTERFACE:
+            client.complete(*((-1, errno.EBUSY) if self.kernel_driver else (0, 0)))
+        elif request == DISCONNECT_CLAIM:
+            # The kernel driver may be detached only when the bridge was told so.
+            if self.kernel_driver and not self.allow_detach:
+                client.complete(-1, errno.EPERM)
+            else:
+                self.kernel_driver = None
+                client.complete(0, 0)
+        elif request == IOCTL:
+            # USBDEVFS_DISCONNECT / CONNECT through the generic ioctl: detach the kernel driver.
+            if self.kernel_driver and not self.allow_detach:
+                client.complete(-1, errno.EPERM)
+            else:
+                self.kernel_driver = None
+                client.complete(0, 0)
+        elif request in (RELEASEINTERFACE, SETINTERFACE, SETCONFIGURATION, CLEAR_HALT, RESET):
+            client.complete(0, 0)
+        elif request == GET_SPEED:
+            client.complete(2, 0)  # USB_SPEED_FULL
+        elif request == SUBMITURB:
+            self.submit(client, arg)
+        elif request in (REAPURB, REAPURBNDELAY):
+            self.reap(client, arg, request == REAPURBNDELAY)
+        elif request == DISCARDURB:
+            self.discard(client, arg)
+        else:
+            client.complete(-1, errno.ENOTTY)
+
+    def submit(self, client, arg):
+        urb = arg.resolve(0, URB_SIZE)
+        kind, endpoint, _status, flags, _buf, length, *_ = struct.unpack(URB_FORMAT, bytes(urb.retrieve()))
+        # The buffer is resolved once, here; a reap writes into this same object.
+        buffer = urb.resolve(16, length) if length else None
+        if kind == URB_TYPE_CONTROL and buffer is not None:
+            self.finish(urb, buffer, 0, self.control(bytes(buffer.retrieve()[:8])), offset=8)
+        elif kind == URB_TYPE_BULK and endpoint == 0x02:
+            data = bytes(buffer.retrieve()) if buffer is not None else b""
+            self.finish(urb, None, 0, None, actual=length)
+            self.out_pending += data
+            # A transfer ends with a short packet: one that is not full, or a zero-length one.
+            if length % PACKET_SIZE != 0 or flags & URB_ZERO_PACKET or length == 0:
+                frame, self.out_pending = self.out_pending, b""
+                if frame:
+                    self.send_to_sim("W " + frame.hex())
+        elif kind == URB_TYPE_BULK and endpoint == 0x81:
+            self.in_waiting.append((urb, buffer, length))
+            self.fill()
+        else:
+            client.complete(-1, errno.EINVAL)
+            return
+        client.complete(0, 0)
+
+    def control(self, setup):
+        request_type, request, value, index, length = struct.unpack("<BBHHH", setup)
+        if request_type == 0x80 and request == 6 and value >> 8 == 3:
+            i = value & 0xFF
+            if i == 0:
+                return bytes([4, 3, 0x09, 0x04])[:length]
+            if i in self.strings:
+                return string_descriptor(self.strings[i])[:length]
+        return b""
+
+    def finish(self, urb, buffer, status, payload, actual=None, offset=0):
+        self.done.append((urb, buffer, status, payload, actual, offset))
+        self.wake()
+
+    def fill(self):
+        while self.in_waiting and self.in_data:
+            urb, buffer, length = self.in_waiting.pop(0)
+            data = self.in_data.pop(0)
+            if len(data) > length:
+                self.in_data.insert(0, data[length:])
+                data = data[:length]
+            self.finish(urb, buffer, 0, data)
+
+    def reap(self, client, arg, nonblocking):
+        if self.done:
+            urb, buffer, status, payload, actual, offset = self.done.pop(0)
+            if payload is not None:
+                if payload and buffer is not None:
+                    buffer.update(offset, payload)
+                actual = len(payload)
+            urb.update(4, struct.pack("<i", status))
+            urb.update(28, struct.pack("<i", actual or 0))
+            arg.resolve(0, 8).set_ptr(0, urb)
+            client.complete(0, 0)
+        elif self.unplugged:
+            client.complete(-1, errno.ENODEV)
+        else:
+            # Nothing finished: the node reads as always ready, so libusb would spin;
+            # hold the reap until a transfer finishes or a short while passes.
+            entry = [client, arg, nonblocking, None]
+            entry[3] = GLib.timeout_add(EMPTY_REAP_HOLD_MS, self.expire, entry)
+            self.held.append(entry)
+
+    def expire(self, entry):
+        if entry in self.held:
+            self.held.remove(entry)
+            client, arg, nonblocking, _ = entry
+            if nonblocking:
+                client.complete(-1, errno.EAGAIN)
+            else:
+                self.reap(client, arg, False)
+        return False
+
+    def wake(self):
+        while self.held and (self.done or self.unplugged):
+            client, arg, nonblocking, source = self.held.pop(0)
+            GLib.source_remove(source)
+            self.reap(client, arg, nonblocking)
+
+    def discard(self, client, arg):
+        raw = bytes(arg.retrieve())
+        address = struct.unpack("<Q", raw[:8])[0] if len(raw) >= 8 else None
+        for i, (urb, buffer, _length) in enumerate(self.in_waiting):
+            if urb.client_addr == address:
+                del self.in_waiting[i]
+                self.finish(urb, buffer, -errno.ENOENT, b"")
+                client.complete(0, 0)
+                return
+        client.complete(-1, errno.EINVAL)
+
+    # -- the sim's side -----------------------------------------------------------------
+    def send_to_sim(self, line):
+        try:
+            self.sim.sendall((line + "\n").encode())
+        except OSError:
+            pass
+
+    def from_sim(self, line):
+        if line.startswith("R "):
+            self.in_data.append(bytes.fromhex(line[2:]))
+            self.fill()
+        elif line == "U":
+            self.unplugged = True
+            for urb, buffer, _length in self.in_waiting:
+                self.finish(urb, buffer, -errno.ENODEV, b"")
+            self.in_waiting = []
+            self.in_data = []
+            self.wake()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--fd", type=int, required=True, help="socket to felica-sim")
+    p.add_argument("--bus", type=int, default=1)
+    p.add_argument("--address", type=int, default=4)
+    p.add_argument("--product", default="06c1")
+    p.add_argument("--kernel-driver", help="pretend this kernel driver holds the interface")
+    p.add_argument("--allow-detach", action="store_true", help="let the client detach that driver")
+    p.add_argument("command", nargs=argparse.REMAINDER)
+    args = p.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        p.error("no command to run")
+
+    sim = socket.socket(fileno=args.fd)
+    names = {1: "SONY", 2: "RC-S380/S" if args.product == "06c1" else "RC-S380/P"}
+    reader = Reader(sim, names, args.kernel_driver)
+    reader.allow_detach = args.allow_detach
+
+    testbed = UMockdev.Testbed.new()
+    devnode = "/dev/bus/usb/%03d/%03d" % (args.bus, args.address)
+    # The handler first, so the node answers from the moment it appears.
+    testbed.attach_ioctl(devnode, reader)
+    record = "".join([
+        "P: /devices/pci0000:00/0000:00:14.0/usb%d/%d-%d\n" % (args.bus, args.bus, args.address),
+        "N: bus/usb/%03d/%03d\n" % (args.bus, args.address),
+        "E: SUBSYSTEM=usb\nE: DEVTYPE=usb_device\n",
+        "E: DEVNAME=%s\n" % devnode,
+        "E: BUSNUM=%03d\nE: DEVNUM=%03d\n" % (args.bus, args.address),
+        "E: PRODUCT=54c/%x/110\n" % int(args.product, 16),
+        "A: idVendor=054c\\n\nA: idProduct=%s\\n\n" % args.product,
+        "A: busnum=%d\\n\nA: devnum=%d\\n\n" % (args.bus, args.address),
+        "A: speed=12\\n\nA: bConfigurationValue=1\\n\n",
+        "A: manufacturer=SONY\\n\nA: product=%s\\n\n" % names[2],
+        "H: descriptors=%s\n" % descriptors(0x054C, int(args.product, 16)).hex(),
+    ])
+    testbed.add_from_string(record)
+
+    env = dict(os.environ)
+    env["UMOCKDEV_DIR"] = testbed.get_root_dir()
+    loop = GLib.MainLoop()
+    child = subprocess.Popen(command, env=env)
+
+    buffered = [b""]
+
+    def on_sim(_fd, condition):
+        data = b""
+        if condition & GLib.IO_IN:
+            try:
+                data = sim.recv(65536)
+            except OSError:
+                data = b""
+        if not data:
+            return False
+        buffered[0] += data
+        *lines, buffered[0] = buffered[0].split(b"\n")
+        for line in lines:
+            reader.from_sim(line.decode())
+        return True
+
+    GLib.io_add_watch(sim.fileno(), GLib.PRIORITY_DEFAULT, GLib.IO_IN | GLib.IO_HUP, on_sim)
+
+    def check_child():
+        if child.poll() is None:
+            return True
+        loop.quit()
+        return False
+
+    GLib.timeout_add(10, check_child)
+    loop.run()
+    sim.close()
+    sys.exit(child.returncode if child.returncode >= 0 else 128 - child.returncode)
+
+
+if __name__ == "__main__":
+    main()

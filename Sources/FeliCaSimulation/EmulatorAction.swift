@@ -1,0 +1,61 @@
+import Glibc
+
+/// What an emulated reader does on its link, as its state machine decides it.
+public enum EmulatorAction: Hashable, Sendable {
+    /// Write `bytes` to the host at time `at` (on the clock the emulator was fed).
+    case send([UInt8], at: Duration)
+    /// Drop every write scheduled later than `after` (the host aborted the command).
+    case cancel(after: Duration)
+    /// The reader leaves the bus at `at`: from then on every transfer fails.
+    case unplug(at: Duration)
+}
+
+/// The writes an emulator scheduled, in time order, for the thread that serves its link:
+/// what the PN532 and RC-S380 servers share.
+struct WriteSchedule {
+    /// What is due: bytes for the host, or the reader leaving the bus.
+    enum Due: Equatable {
+        case bytes([UInt8])
+        case unplug
+    }
+
+    private var queue: [(at: Duration, due: Due)] = []  // sorted by time, stable
+
+    mutating func apply(_ actions: [EmulatorAction]) {
+        for action in actions {
+            switch action {
+            case .send(let bytes, let at): insert(.bytes(bytes), at: at)
+            case .cancel(let after): queue.removeAll { $0.at > after }
+            case .unplug(let at):
+                queue.removeAll { $0.at > at }
+                insert(.unplug, at: at)
+            }
+        }
+    }
+
+    private mutating func insert(_ due: Due, at: Duration) {
+        let i = queue.firstIndex { $0.at > at } ?? queue.endIndex
+        queue.insert((at, due), at: i)
+    }
+
+    /// Removes and returns what is due at `now`.
+    mutating func takeDue(at now: Duration) -> [Due] {
+        let n = queue.prefix { $0.at <= now }.count
+        defer { queue.removeFirst(n) }
+        return queue.prefix(n).map(\.due)
+    }
+
+    /// How long poll() may wait for the host at `now` (-1: nothing scheduled), or nil after
+    /// sleeping out a wait shorter than poll()'s whole milliseconds: look again then.
+    func pollTimeout(at now: Duration) -> Int32? {
+        guard let first = queue.first else { return -1 }
+        let left = first.at - now
+        guard left >= .milliseconds(1) else {
+            let c = max(left, .zero).components
+            var ts = timespec(tv_sec: Int(c.seconds), tv_nsec: Int(c.attoseconds / 1_000_000_000))
+            nanosleep(&ts, nil)
+            return nil
+        }
+        return Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000, 60_000))
+    }
+}

@@ -1,0 +1,46 @@
+import FeliCa
+
+/// A deliberate misbehaviour of the RC-S380 emulator, for testing how hosts cope.
+///
+/// A fault hits the InCommRF that carries the `exchange`-th packet to the card (counting
+/// from 1 over the emulator's life), once.
+public struct RCS380Fault: Hashable, Sendable, CustomStringConvertible {
+    public enum Kind: Hashable, Sendable {
+        /// The response frame goes out with a wrong data checksum.
+        case corruptFrame
+        /// The response comes this much later than it should.
+        case lateReply(Duration)
+        /// The reader disappears from the bus while the command runs.
+        case unplug
+    }
+
+    public var kind: Kind
+    /// 1-based number of the card exchange the fault hits.
+    public var exchange: Int
+
+    public init(_ kind: Kind, atExchange exchange: Int) {
+        self.kind = kind
+        self.exchange = exchange
+    }
+
+    /// Parses `corrupt@N`, `late@N`, `late@N:MS` (delay in milliseconds, default 1000) or
+    /// `unplug@N`: the spelling of `felica-sim rcs380 --fault`.
+    public init(parsing text: String) throws(FeliCaError) {
+        let (name, n, ms) = try FaultSpelling.parse(text, examples: "corrupt@3, late@4:1500, unplug@2")
+        switch (name, ms) {
+        case ("corrupt", nil): kind = .corruptFrame
+        case ("unplug", nil): kind = .unplug
+        case ("late", let ms): kind = .lateReply(.milliseconds(ms ?? 1000))
+        default: throw FaultSpelling.unknown(text, kind: name, kinds: "corrupt, late, unplug")
+        }
+        exchange = n
+    }
+
+    public var description: String {
+        switch kind {
+        case .corruptFrame: return "corrupt@\(exchange)"
+        case .unplug: return "unplug@\(exchange)"
+        case .lateReply(let d): return FaultSpelling.late(exchange, d)
+        }
+    }
+}
