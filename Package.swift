@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "FeliCaLibNFC", targets: ["FeliCaLibNFC"]),
         .library(name: "FeliCaPCSC", targets: ["FeliCaPCSC"]),
         .library(name: "FeliCaReaderCodecs", targets: ["FeliCaReaderCodecs"]),
+        .library(name: "FeliCaTransportSupport", targets: ["FeliCaTransportSupport"]),
         .library(name: "FeliCaJSON", targets: ["FeliCaJSON"]),
         .library(name: "FeliCaCLI", targets: ["FeliCaCLI"]),
         .executable(name: "felica", targets: ["felica"]),
@@ -31,6 +32,8 @@ let package = Package(
         // The readers' own protocols (PC/SC pseudo-APDUs, PN532 frames): pure codecs shared by
         // the transports, the emulators and the fuzzers. No Foundation, no I/O.
         .target(name: "FeliCaReaderCodecs", dependencies: ["FeliCa"], swiftSettings: strict),
+        // What the transports over C stacks share: one thread per device, the USB reader selector.
+        .target(name: "FeliCaTransportSupport", swiftSettings: strict),
         .target(name: "FeliCaCards", dependencies: ["FeliCa"], swiftSettings: strict),
         .target(name: "FeliCaTrace", dependencies: ["FeliCa", "FeliCaJSON"], swiftSettings: strict),
         .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaJSON", "FeliCaCards"], swiftSettings: strict),
@@ -38,16 +41,16 @@ let package = Package(
         .systemLibrary(
             name: "CLibNFC", pkgConfig: "libnfc",
             providers: [.apt(["libnfc-dev"])]),
-        .target(name: "FeliCaLibNFC", dependencies: ["FeliCa", "FeliCaReaderCodecs", "CLibNFC"], swiftSettings: strict),
+        .target(name: "FeliCaLibNFC", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport", "CLibNFC"], swiftSettings: strict),
         .systemLibrary(
             name: "CPCSCLite", pkgConfig: "libpcsclite",
             providers: [.apt(["libpcsclite-dev"])]),
-        .target(name: "FeliCaPCSC", dependencies: ["FeliCa", "FeliCaReaderCodecs", "CPCSCLite"], swiftSettings: strict),
+        .target(name: "FeliCaPCSC", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport", "CPCSCLite"], swiftSettings: strict),
         .target(
             name: "FeliCaCLI",
             dependencies: [
                 "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaTrace", "FeliCaSimulation",
-                "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs",
+                "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaTransportSupport",
             ],
             // The umockdev bridge of `felica-sim rcs380` (test tooling, run by Debian's python3).
             resources: [.copy("Resources/rcs380-bridge.py")],
@@ -61,6 +64,7 @@ let package = Package(
 
         .testTarget(name: "FeliCaTests", dependencies: ["FeliCa"], swiftSettings: strict),
         .testTarget(name: "FeliCaReaderCodecsTests", dependencies: ["FeliCa", "FeliCaReaderCodecs"], swiftSettings: strict),
+        .testTarget(name: "FeliCaTransportSupportTests", dependencies: ["FeliCaTransportSupport"], swiftSettings: strict),
         .testTarget(name: "FeliCaJSONTests", dependencies: ["FeliCaJSON"], swiftSettings: strict),
         .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaReaderCodecs"], swiftSettings: strict),
         .testTarget(name: "FeliCaCardsTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation"], swiftSettings: strict),

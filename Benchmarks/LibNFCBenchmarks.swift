@@ -31,11 +31,11 @@ func libnfcBenchmarks() async {
         }
 
         await measureAsync("  open + close of the libnfc device, \(label)", runs: timing ? 7 : 9) {
-            let t = try! await DeviceResolver.open(device)
+            let t = try! await DeviceResolver.open(DeviceSpec(.libnfc(connstring: server.connectionString)))
             await t.close()
         }
 
-        guard let transport = try? await DeviceResolver.open(device) else {
+        guard let transport = try? await DeviceResolver.open(DeviceSpec(.libnfc(connstring: server.connectionString))) else {
             print("cannot open \(device): skipped")
             return
         }

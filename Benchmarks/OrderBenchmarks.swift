@@ -71,8 +71,7 @@ private func orderTimingFigures() async throws {
     }
     server.start()
     defer { server.stop() }
-    let device = "libnfc:" + server.connectionString
-    let reader = try await DeviceResolver.open(device)
+    let reader = try await DeviceResolver.open(DeviceSpec(.libnfc(connstring: server.connectionString)))
     let pn532 = try await OrderBenchmark(positions: positions, repeatCount: 3).run(on: .device(reader))
     await reader.close()
     print("device libnfc + PN532 emulator (rf timing), real clock, 3 runs: \(describe(pn532))")

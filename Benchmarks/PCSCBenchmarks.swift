@@ -30,7 +30,7 @@ func pcscBenchmarks() async {
     ] {
         let label = "\(dialect)\(getResponse ? " (61 xx)" : "")\(quickAck ? "" : ", no TCP_QUICKACK")"
         guard let served = ServedCard(port: daemon.port, dialect: dialect, getResponse: getResponse, quickAck: quickAck),
-              let transport = try? await PCSCTransport.open("pcsc", options: .init(dialect: dialect, cardWait: .seconds(10)))
+              let transport = try? await PCSCTransport.open(.first, options: .init(dialect: dialect, cardWait: .seconds(10)))
         else {
             print("\(label): could not open the reader")
             continue
@@ -58,9 +58,9 @@ func pcscBenchmarks() async {
     // A balance as the library does it: open the reader, select the transit system, read.
     guard let served = ServedCard(port: daemon.port, dialect: .part3, getResponse: false, quickAck: true) else { return }
     // Let pcscd notice the card swap (it samples vpcd every 400 ms) before timing.
-    if let warm = try? await PCSCTransport.open("pcsc", options: .init(cardWait: .seconds(10))) { await warm.close() }
+    if let warm = try? await PCSCTransport.open(.first, options: .init(cardWait: .seconds(10))) { await warm.close() }
     try? await measureAsync(pad("balance in-process (open, select, read, close)", 60), runs: 15) {
-        let transport = try await PCSCTransport.open("pcsc", options: .init(cardWait: .seconds(10)))
+        let transport = try await PCSCTransport.open(.first, options: .init(cardWait: .seconds(10)))
         let session = CardSession(transport: transport)
         let target = try await session.select(0x0003)!
         blackHole(try await session.read(service: 0x008B, blocks: 0..<1, from: target))

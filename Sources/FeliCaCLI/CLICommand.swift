@@ -42,8 +42,9 @@ public struct CLIError: Error, CustomStringConvertible {
 public enum CommonOptions {
     public static let device = Option(OptionSpec(
         "device", short: "d", value: "device",
-        help: "Reader or card: libnfc[:<connstring>], pcsc[:<reader>], virtual:<card>, replay:<trace> (default: $FELICA_DEVICE, else the first reader found).",
-        kind: .suggested(["libnfc", "pcsc"] + SampleCards.names.map { "virtual:" + $0 })))
+        help: "Reader or card: \(DeviceSpec.forms) (default: $FELICA_DEVICE, else the first reader found).",
+        kind: .suggested(["libnfc", "pcsc"] + SampleCards.names.map { "virtual:" + $0 })),
+        DeviceResolver.parse(option:))
     public static let trace = Option(OptionSpec(
         "trace", value: "file", help: "Record every exchange with the card to <file> (felica-trace/1, JSON Lines).", kind: .file))
     public static let json = OptionSpec.flag("json", help: "Print JSON instead of text.")
@@ -52,15 +53,18 @@ public enum CommonOptions {
     public static let dialect = Option(OptionSpec(
         "dialect", value: "dialect",
         help: "PC/SC readers: how the reader carries FeliCa packets, \(PCSCDialect.names) (default: judged from the reader name, else detected).",
-        kind: .choice(PCSCDialect.allCases.map(\.rawValue))))
+        kind: .choice(PCSCDialect.allCases.map(\.rawValue)))) { name throws(UsageError) in
+        guard let dialect = PCSCDialect(name: name) else { throw UsageError("option '--dialect': '\(name)' is not a PC/SC dialect (\(PCSCDialect.names))") }
+        return dialect
+    }
     /// `--device`, `--dialect` and `--trace`.
     public static let card: [OptionSpec] = [device.spec, dialect.spec, trace.spec]
 }
 
 /// Which card to talk to, and how: `--device`, `--dialect`, `--trace`, parsed once.
 struct CardOptions: Sendable {
-    var device: String?
-    var dialect: String?
+    var device: DeviceSpec?
+    var dialect: PCSCDialect?
     var trace: String?
 
     init(_ args: ParsedArguments) throws(UsageError) {

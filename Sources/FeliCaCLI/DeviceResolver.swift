@@ -1,67 +1,91 @@
 import FeliCa
+import FeliCaLibNFC
+import FeliCaPCSC
+import FeliCaReaderCodecs
 import FeliCaSimulation
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Turns a device string (ARCHITECTURE.md, "Device strings") into an open transport.
+/// Chooses the device a command uses and opens it: `--device`, else `$FELICA_DEVICE`,
+/// else the first reader found.
 public enum DeviceResolver {
-    /// Help text listing the device forms, for errors.
-    static let forms = "libnfc[:<connstring>], pcsc[:<reader>], virtual:<card>, replay:<trace>"
+    /// How long opening a PC/SC reader waits for a card unless told otherwise.
+    static let defaultPCSCWait: Duration = .seconds(3)
 
-    /// Opens `spec`, or `$FELICA_DEVICE`, or the first real reader.
-    /// `dialect` (`--dialect`) applies to PC/SC devices only.
-    public static func open(_ spec: String?, dialect: String? = nil, console: Console? = nil) async throws -> any Transport {
-        let chosen = spec ?? environment("FELICA_DEVICE")
-        guard let chosen, !chosen.isEmpty else {
-            return try await openDefault(dialect: dialect, console: console)
+    /// A `--device` value. One that does not parse is a usage error naming the option; an
+    /// empty one is too (while an empty `$FELICA_DEVICE` counts as unset, as shells treat
+    /// empty variables).
+    public static func parse(option text: String) throws(UsageError) -> DeviceSpec {
+        guard !text.isEmpty else {
+            throw UsageError("option '--device' is empty: name a device (\(DeviceSpec.forms)), or leave the option out to use $FELICA_DEVICE or the first reader found")
         }
-        let (scheme, rest) = split(chosen)
-        if dialect != nil && scheme != "pcsc" {
-            throw UsageError("--dialect applies to PC/SC devices (pcsc, pcsc:<reader>), not '\(chosen)'")
+        do throws(DeviceSpec.ParseError) {
+            return try DeviceSpec(parsing: text)
+        } catch {
+            throw UsageError("--device '\(text)': \(error.reason)")
         }
-        switch scheme {
-        case "virtual":
-            guard let rest, !rest.isEmpty else {
-                throw UsageError("device 'virtual:' needs a card: virtual:suica, virtual:edy, virtual:nanaco, virtual:waon, virtual:wallet or virtual:<image.json>")
+    }
+
+    /// The device `$FELICA_DEVICE` names; nil when it is unset or empty.
+    static func fromEnvironment() throws(UsageError) -> DeviceSpec? {
+        guard let text = environment("FELICA_DEVICE"), !text.isEmpty else { return nil }
+        do throws(DeviceSpec.ParseError) {
+            return try DeviceSpec(parsing: text)
+        } catch {
+            throw UsageError("the environment variable FELICA_DEVICE='\(text)': \(error.reason) (fix FELICA_DEVICE or unset it)")
+        }
+    }
+
+    /// Opens `given` (`--device`), else the device `$FELICA_DEVICE` names, else the first
+    /// reader found; `dialect` (`--dialect`) applies to PC/SC devices only.
+    public static func open(_ given: DeviceSpec?, dialect: PCSCDialect?, console: Console? = nil) async throws -> any Transport {
+        if let spec = try given ?? fromEnvironment() { return try await open(spec, dialect: dialect) }
+        return try await openDefault(dialect: dialect, console: console)
+    }
+
+    /// Opens `spec`; `dialect` overrides a PC/SC spec's own and is refused for other kinds.
+    public static func open(_ spec: DeviceSpec, dialect: PCSCDialect? = nil) async throws -> any Transport {
+        let name = spec.description
+        if dialect != nil {
+            guard case .pcsc = spec.kind else {
+                throw UsageError("--dialect applies to PC/SC devices (pcsc, pcsc:<reader>), not '\(name)'")
             }
-            let (card, timing) = try virtualOptions(rest)
-            return VirtualTransport(card: try VirtualCard.named(card), name: chosen, timing: timing)
-        case "replay":
-            guard let rest, !rest.isEmpty else { throw UsageError("device 'replay:' needs a trace file: replay:<trace.jsonl>") }
-            return try await ExtraDevices.openReplay(path: rest, name: chosen)
-        case "libnfc":
-            return try await ExtraDevices.openLibNFC(connstring: rest, name: chosen)
-        case "pcsc":
-            return try await ExtraDevices.openPCSC(reader: rest, name: chosen, dialect: dialect)
-        default:
-            throw UsageError("unknown device '\(chosen)': expected one of \(forms)")
         }
-    }
-
-    /// `suica` or `suica?timing=212` / `?timing=424`: answer as slowly as a real card.
-    static func virtualOptions(_ s: String) throws(UsageError) -> (String, AirTiming.BitRate?) {
-        guard let q = s.lastIndex(of: "?") else { return (s, nil) }
-        let option = s[s.index(after: q)...]
-        guard option.hasPrefix("timing="), let rate = Int(option.dropFirst(7)), let r = AirTiming.BitRate(rawValue: rate) else {
-            throw UsageError("device option '\(option)' is not understood: use virtual:<card>?timing=212 or ?timing=424")
+        switch spec.kind {
+        case .libnfc(let connstring):
+            return try await LibNFCTransport.open(connstring: connstring, name: name)
+        case .pcsc(let reader, let ownDialect):
+            var chosen = dialect ?? ownDialect
+            if chosen == nil, let env = environment("FELICA_PCSC_DIALECT"), !env.isEmpty {
+                do throws(DeviceSpec.ParseError) {
+                    chosen = try DeviceSpec.dialect(env, source: "the environment variable FELICA_PCSC_DIALECT")
+                } catch {
+                    throw UsageError(error.reason)
+                }
+            }
+            let options = PCSCTransport.Options(dialect: chosen, cardWait: spec.wait ?? defaultPCSCWait)
+            return try await PCSCTransport.open(reader, options: options, name: name)
+        case .usb:
+            throw FeliCaError(.noReader, "\(name): this build has no USB driver yet, so USB readers (Sony RC-S380) cannot be opened directly; use a reader served by libnfc or PC/SC (`felica devices` lists them), or --device virtual:suica to try the tool")
+        case .virtual(let source, let timing):
+            let card: VirtualCard
+            switch source {
+            case .builtIn(let builtIn): card = try VirtualCard.named(builtIn)
+            case .image(let path): card = VirtualCard(image: try CardImage.load(path: path))
+            }
+            return VirtualTransport(card: card, name: name, timing: timing)
+        case .replay(let path, let lenient):
+            return try TraceHook.replay(path: path, lenient: lenient, name: name)
         }
-        return (String(s[..<q]), r)
-    }
-
-    /// `scheme:rest`, or `scheme?options` (rest keeps the `?`), or a bare scheme.
-    static func split(_ s: String) -> (String, String?) {
-        guard let end = s.firstIndex(where: { $0 == ":" || $0 == "?" }) else { return (s, nil) }
-        if s[end] == "?" { return (String(s[..<end]), String(s[end...])) }
-        return (String(s[..<end]), String(s[s.index(after: end)...]))
     }
 
     /// No device given: the first real reader (libnfc, then PC/SC), with an explanation
     /// when there are several or none.
-    static func openDefault(dialect: String? = nil, console: Console?) async throws -> any Transport {
-        let readers = await ExtraDevices.listReaders()
-        guard let (first, note) = choose(readers) else {
+    static func openDefault(dialect: PCSCDialect?, console: Console?) async throws -> any Transport {
+        let readers = await DeviceListing.readers()
+        guard let (first, note) = choose(readers), let spec = first.spec else {
             throw FeliCaError(.noReader, """
                 no reader found (looked for libnfc and PC/SC readers).
                   Plug in a reader, then run `felica devices` to check it is seen (`felica doctor` explains set-up problems).
@@ -69,17 +93,19 @@ public enum DeviceResolver {
                 """)
         }
         if let note { console?.diag(note) }
-        return try await open(first.device, dialect: first.stack == "pcsc" ? dialect : nil, console: console)
+        if case .pcsc = spec.kind { return try await open(spec, dialect: dialect) }
+        return try await open(spec)
     }
 
     /// The reader a command without `--device` uses: the first one that can be opened
     /// (else the first, so its own error explains why), and a note when there was a choice.
     static func choose(_ readers: [DeviceListing]) -> (DeviceListing, note: String?)? {
-        let usable = readers.filter { !$0.state.hasPrefix("cannot open") && !$0.state.hasPrefix("unusable") }
-        guard let first = usable.first ?? readers.first else { return nil }
-        guard readers.count > 1 else { return (first, nil) }
-        let skipped = readers.count - usable.count
-        let note = "\(readers.count) readers found, using \(first.device)"
+        let openable = readers.filter { $0.spec != nil }
+        let usable = openable.filter(\.availability.isUsable)
+        guard let first = usable.first ?? openable.first else { return nil }
+        guard openable.count > 1 else { return (first, nil) }
+        let skipped = openable.count - usable.count
+        let note = "\(openable.count) readers found, using \(first.device)"
             + (skipped > 0 && !usable.isEmpty ? " (\(skipped) cannot be opened)" : "")
             + " — pass --device to choose"
         return (first, note)
@@ -87,19 +113,5 @@ public enum DeviceResolver {
 
     static func environment(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
-    }
-}
-
-/// One row of `felica devices`.
-public struct DeviceListing: Sendable {
-    public var stack: String
-    public var name: String
-    public var device: String
-    public var state: String
-    public init(stack: String, name: String, device: String, state: String) {
-        self.stack = stack
-        self.name = name
-        self.device = device
-        self.state = state
     }
 }

@@ -26,29 +26,6 @@ public enum FeliCaCommandLine {
         check(FelicaSimRoot.self, arguments, name: "felica-sim")
     }
 
-    /// Parses a device string (`--device`) as far as it can be without opening anything;
-    /// 0 = it names a device to open, 64 = usage error. For fuzzing.
-    public static func checkDevice(_ spec: String) -> Int32 {
-        let (scheme, rest) = DeviceResolver.split(spec)
-        do throws(UsageError) {
-            switch scheme {
-            case "virtual":
-                guard let rest, !rest.isEmpty else { return ExitCode.usage }
-                _ = try DeviceResolver.virtualOptions(rest)
-            case "pcsc":
-                _ = try PCSCDevice.parse(rest)
-            case "libnfc", "replay":
-                break
-            default:
-                return ExitCode.usage
-            }
-        } catch {
-            precondition(!error.message.isEmpty)
-            return ExitCode.usage
-        }
-        return ExitCode.ok
-    }
-
     private static func check(_ root: any CLICommand.Type, _ arguments: [String], name: String) -> Int32 {
         let parser = ArgumentParser(root: root, version: version)
         guard let outcome = try? parser.parse(arguments) else { return ExitCode.usage }

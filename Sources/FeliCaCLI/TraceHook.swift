@@ -16,21 +16,8 @@ enum TraceHook {
         return LiveTrace(wrapping: transport) { console.diag($0) }
     }
 
-    /// `replay:<path>`, or `replay:<path>?lenient` (the option syntax of
-    /// `virtual:<card>?timing=212`); a lenient replay of a damaged trace names the damage
-    /// on stderr.
-    static func replay(_ spec: String, name: String) throws -> any Transport {
-        var path = spec
-        var lenient = false
-        if let q = spec.lastIndex(of: "?") {
-            let option = spec[spec.index(after: q)...]
-            guard option == "lenient" else {
-                throw UsageError("device option '\(option)' is not understood: use replay:<trace>?lenient")
-            }
-            path = String(spec[..<q])
-            lenient = true
-        }
-        guard !path.isEmpty else { throw UsageError("device 'replay:' needs a trace file: replay:<trace.jsonl>") }
+    /// The `replay:` device; a lenient replay of a damaged trace names the damage on stderr.
+    static func replay(path: String, lenient: Bool, name: String) throws -> any Transport {
         let replay = try TraceReplay.load(path, lenient: lenient, name: name)
         if let damage = replay.trace.damage {
             let n = replay.trace.exchanges.count

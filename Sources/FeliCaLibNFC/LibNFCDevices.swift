@@ -1,11 +1,10 @@
 import FeliCa
 import FeliCaReaderCodecs
+import FeliCaTransportSupport
 import Glibc
 
 /// One reader libnfc can reach.
 public struct LibNFCDeviceInfo: Hashable, Sendable {
-    /// The device string for `--device`: `libnfc:<connstring>`.
-    public var device: String { "libnfc:" + connectionString }
     /// libnfc's connection string, e.g. `pn532_uart:/dev/ttyUSB0`.
     public var connectionString: String
     /// libnfc's name for it once opened (`pn532_uart:/dev/ttyUSB0`), nil when it would not open.
@@ -48,7 +47,16 @@ enum LibNFCDiagnosis {
     /// Kernel NFC drivers that take PN533/ACR122/RC-S380 readers before libnfc can.
     static let kernelModules = ["pn533_usb", "pn533", "port100"]
 
+    /// The drivers of libnfc 1.8 as Debian builds it (its default set), in the order it lists them.
+    static let drivers = ["acr122_usb", "acr122s", "arygon", "pn53x_usb", "pn532_uart", "pn532_spi", "pn532_i2c"]
+    /// Drivers a libnfc built with other options may have besides.
+    static let optionalDrivers = ["acr122_pcsc", "pcsc", "pn71xx"]
+
     static func openFailure(_ connstring: String?, context: OpaquePointer) -> FeliCaError {
+        if let connstring, let driver = connstring.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first,
+           !(drivers + optionalDrivers).contains(String(driver)) {
+            return FeliCaError(.badInput, "libnfc has no driver named '\(driver)' (in connection string '\(connstring)'): its drivers are \(drivers.joined(separator: ", ")), e.g. libnfc:pn532_uart:/dev/ttyUSB0 or libnfc:pn53x_usb:001:004")
+        }
         if connstring == nil && LibNFC.listDevices(context).isEmpty {
             return FeliCaError(.noReader, "no libnfc reader found: " + reason(nil))
         }

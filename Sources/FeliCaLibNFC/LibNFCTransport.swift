@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaReaderCodecs
+import FeliCaTransportSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -44,46 +45,40 @@ public final class LibNFCTransport: Transport {
         connectionString = connection.openedConnstring
     }
 
-    /// Opens the reader a device string names: `libnfc` (the first one libnfc finds) or
-    /// `libnfc:<connstring>`.
-    public static func open(_ device: String, bitRate: AirTiming.BitRate = .kbps212) async throws(FeliCaError) -> LibNFCTransport {
-        let connstring: String?
-        if device == "libnfc" {
-            connstring = nil
-        } else if device.hasPrefix("libnfc:") {
-            let rest = String(device.dropFirst("libnfc:".count))
-            guard !rest.isEmpty else {
-                throw FeliCaError(.badInput, "device \"\(device)\": nothing after libnfc:, expected a connection string such as libnfc:pn532_uart:/dev/ttyUSB0")
-            }
-            connstring = rest
-        } else {
-            throw FeliCaError(.badInput, "device \"\(device)\" is not a libnfc device (libnfc or libnfc:<connstring>)")
+    /// Opens the reader at libnfc connection string `connstring` (e.g.
+    /// `pn532_uart:/dev/ttyUSB0`, `pn53x_usb:001:004`), or the first reader libnfc finds
+    /// when it is nil. ``name`` reports `name` when given (the device string the user
+    /// typed), else `libnfc` or `libnfc:<connstring>`.
+    public static func open(connstring: String? = nil, bitRate: AirTiming.BitRate = .kbps212, name: String? = nil) async throws(FeliCaError) -> LibNFCTransport {
+        if let connstring, connstring.isEmpty {
+            throw FeliCaError(.badInput, "empty libnfc connection string: expected one such as pn532_uart:/dev/ttyUSB0, or none for the first reader")
         }
         let thread = DeviceThread(name: "libnfc \(connstring ?? "default")")
-        let result = await thread.run { () -> Result<LibNFCConnection, FeliCaError> in
-            // A serial PN532 whose last host died mid-command (Ctrl-C, a crash) finishes that
-            // command and sends its reply into the next host's handshake, which then fails
-            // as if no PN532 were there; reset() meets the same after a host timeout. So a
-            // serial port that exists gets a few more tries once the chip is done.
-            let retries = connstring.flatMap(LibNFCDiagnosis.serialPath).map { access($0, F_OK) == 0 } == true ? 3 : 0
-            var attempt = 0
-            while true {
-                let c = LibNFCConnection(connstring: connstring, bitRate: bitRate)
-                do throws(FeliCaError) {
-                    try c.open()
-                    return .success(c)
-                } catch {
-                    guard attempt < retries else { return .failure(error) }
-                    attempt += 1
-                    usleepMilliseconds(100 * attempt)
+        do throws(FeliCaError) {
+            let connection = try await thread.run { () throws(FeliCaError) -> LibNFCConnection in
+                // A serial PN532 whose last host died mid-command (Ctrl-C, a crash) finishes that
+                // command and sends its reply into the next host's handshake, which then fails
+                // as if no PN532 were there; reset() meets the same after a host timeout. So a
+                // serial port that exists gets a few more tries once the chip is done.
+                let retries = connstring.flatMap(LibNFCDiagnosis.serialPath).map { access($0, F_OK) == 0 } == true ? 3 : 0
+                var attempt = 0
+                while true {
+                    let c = LibNFCConnection(connstring: connstring, bitRate: bitRate)
+                    do throws(FeliCaError) {
+                        try c.open()
+                        return c
+                    } catch {
+                        guard attempt < retries else { throw error }
+                        attempt += 1
+                        usleepMilliseconds(100 * attempt)
+                    }
                 }
             }
-        }
-        switch result {
-        case .success(let c): return LibNFCTransport(name: device, thread: thread, connection: c, bitRate: bitRate)
-        case .failure(let e):
+            return LibNFCTransport(name: name ?? (connstring.map { "libnfc:" + $0 } ?? "libnfc"), thread: thread,
+                                   connection: connection, bitRate: bitRate)
+        } catch {
             thread.stop()
-            throw e
+            throw error
         }
     }
 
@@ -93,13 +88,11 @@ public final class LibNFCTransport: Transport {
         }
         if Task.isCancelled { throw FeliCaError(.cancelled, "\(name): cancelled") }
         let connection = connection
-        let result = await withTaskCancellationHandler {
-            await thread.run { () -> Result<[UInt8], FeliCaError> in
-                do throws(FeliCaError) {
-                    return .success(try connection.exchange(packet, timeout: timeout))
-                } catch {
-                    return .failure(error)
-                }
+        let result: Result<[UInt8], FeliCaError> = await withTaskCancellationHandler {
+            do throws(FeliCaError) {
+                return .success(try await thread.run { () throws(FeliCaError) in try connection.exchange(packet, timeout: timeout) })
+            } catch {
+                return .failure(error)
             }
         } onCancel: {
             connection.abort()

@@ -1,5 +1,14 @@
 import FeliCa
 import FeliCaReaderCodecs
+import FeliCaTransportSupport
+
+/// Which PC/SC reader to open.
+public enum PCSCReaderSelector: Hashable, Sendable {
+    /// The first reader that holds a FeliCa card (or gets one while the transport waits).
+    case first
+    /// The reader with this exact name, else the one reader whose name starts with it.
+    case named(String)
+}
 
 /// One PC/SC reader as `felica devices` shows it.
 public struct PCSCReaderInfo: Hashable, Sendable {
@@ -31,14 +40,12 @@ public struct PCSCReaderInfo: Hashable, Sendable {
     /// Another program holds the reader (shared or exclusive).
     public var inUse: Bool
 
-    /// The device string that opens this reader.
-    public var device: String { "pcsc:\(name)" }
-
     /// Every PC/SC reader with its state, read at once (no waiting). Throws `.noService`
     /// when pcscd is not running; no readers is an empty list.
     public static func list() async throws(FeliCaError) -> [PCSCReaderInfo] {
-        let queue = DeviceQueue(label: "felica.pcsc.list")
-        return try await queue.run { () throws(FeliCaError) -> [PCSCReaderInfo] in
+        let thread = DeviceThread(name: "felica.pcsc.list")
+        defer { thread.stop() }
+        return try await thread.run { () throws(FeliCaError) -> [PCSCReaderInfo] in
             let context = try PCSCContext.establish()
             let names = try context.readerNames()
             guard !names.isEmpty else { return [] }

@@ -1,6 +1,7 @@
 internal import CPCSCLite
 import FeliCa
 import FeliCaReaderCodecs
+import FeliCaTransportSupport
 import Synchronization
 
 /// A FeliCa card in a PC/SC reader, through pcsc-lite: the `pcsc` and `pcsc:<reader>`
@@ -36,7 +37,7 @@ public final class PCSCTransport: Transport {
     /// A round trip through pcscd and USB; the reader enforces the card timeout itself.
     public var linkLatency: Duration { .milliseconds(3) }
 
-    private let queue: DeviceQueue
+    private let queue: DeviceThread
     private let context: PCSCContext
     private let state: Mutex<State>
 
@@ -47,7 +48,7 @@ public final class PCSCTransport: Transport {
     }
 
     private init(name: String, readerName: String, atr: ATR, idm: IDm?, dialect: PCSCDialect,
-                 queue: DeviceQueue, context: PCSCContext, card: PCSCCard) {
+                 queue: DeviceThread, context: PCSCContext, card: PCSCCard) {
         self.name = name
         self.readerName = readerName
         self.atr = atr
@@ -58,22 +59,17 @@ public final class PCSCTransport: Transport {
         self.state = Mutex(State(card: card))
     }
 
-    /// The reader part of a device string: nil for `pcsc` (any reader), the name for
-    /// `pcsc:<name>`; throws for strings that are not PC/SC devices.
-    public static func readerSpec(from device: String) throws(FeliCaError) -> String? {
-        if device == "pcsc" || device == "pcsc:" { return nil }
-        guard device.hasPrefix("pcsc:") else {
-            throw FeliCaError(.badInput, "\"\(device)\" is not a PC/SC device: use pcsc or pcsc:<reader name>")
-        }
-        return String(device.dropFirst(5))
-    }
-
-    /// Opens `device` (`pcsc` or `pcsc:<reader>`); ``name`` reports `name` when given (the
-    /// string the user typed). Cancelling the task while it waits for a card ends the wait
+    /// Opens the reader `reader` selects, waiting for a FeliCa card as `options` say;
+    /// ``name`` reports `name` when given (the device string the user typed), else `pcsc` or
+    /// `pcsc:<reader>`. Cancelling the task while it waits for a card ends the wait
     /// (SCardCancel).
-    public static func open(_ device: String, options: Options = Options(), name: String? = nil) async throws(FeliCaError) -> PCSCTransport {
-        let spec = try readerSpec(from: device)
-        let queue = DeviceQueue(label: "felica.pcsc")
+    public static func open(_ reader: PCSCReaderSelector = .first, options: Options = Options(), name: String? = nil) async throws(FeliCaError) -> PCSCTransport {
+        let spec: String?
+        switch reader {
+        case .first: spec = nil
+        case .named(let n): spec = n
+        }
+        let queue = DeviceThread(name: "felica.pcsc")
         let context = try await queue.run { () throws(FeliCaError) in try PCSCContext.establish() }
         let clock = ContinuousClock()
         let deadline = clock.now + options.cardWait
@@ -89,11 +85,12 @@ public final class PCSCTransport: Transport {
             context.cancel()
         }
         if case .failure = outcome {
-            _ = try? await queue.run { () throws(FeliCaError) in context.release() }
+            await queue.run { context.release() }
+            queue.stop()
         }
         let (reader, card, idm, dialect) = try outcome.get()
         let atr = try ATR(reader.atr)
-        return PCSCTransport(name: name ?? device, readerName: reader.name, atr: atr, idm: idm, dialect: dialect,
+        return PCSCTransport(name: name ?? spec.map { "pcsc:" + $0 } ?? "pcsc", readerName: reader.name, atr: atr, idm: idm, dialect: dialect,
                              queue: queue, context: context, card: card)
     }
 

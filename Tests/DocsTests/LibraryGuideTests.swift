@@ -72,7 +72,7 @@ let tracePath = packageRoot.appendingPathComponent("Tests/DocsTests/Traces/campu
     @Test func aRealReaderIsOneLineAway() async {
         await #expect(processExitsWith: .success) {
             do {
-                let reader = try await LibNFCTransport.open("libnfc")   // the first libnfc reader
+                let reader = try await LibNFCTransport.open()          // the first libnfc reader
                 await reader.close()
             } catch {
                 guard isUnavailable(error) else { fatalError("\(error)") }
@@ -80,7 +80,7 @@ let tracePath = packageRoot.appendingPathComponent("Tests/DocsTests/Traces/campu
         }
         await #expect(processExitsWith: .success) {
             do {
-                let reader = try await PCSCTransport.open("pcsc")       // the first PC/SC reader
+                let reader = try await PCSCTransport.open(.first)      // the first PC/SC reader
                 await reader.close()
             } catch {
                 guard isUnavailable(error) else { fatalError("\(error)") }

@@ -26,7 +26,7 @@ struct FaultHostTests {
         #expect(write(fd, frame, frame.count) == frame.count)
         usleep(20_000)
         close(fd)  // the host dies; the chip is busy for another ~280 ms
-        let transport = try await LibNFCTransport.open("libnfc:" + server.connectionString)
+        let transport = try await LibNFCTransport.open(connstring: server.connectionString)
         let session = CardSession(transport: transport)
         let target = try await session.detect()
         #expect(target.systemCode == .transit)

@@ -13,7 +13,7 @@ func withEmulatedReader<T>(card: VirtualCard?, faults: [PN532Fault] = [], taps: 
     let server = try PN532Server(card: card, options: .init(faults: faults, taps: taps))
     server.start()
     defer { server.stop() }
-    let transport = try await LibNFCTransport.open("libnfc:" + server.connectionString)
+    let transport = try await LibNFCTransport.open(connstring: server.connectionString)
     do {
         let result = try await body(transport, server)
         await transport.close()

@@ -34,7 +34,7 @@ func withEmulatedReader<T>(card: VirtualCard?, options: PN532Emulator.Options = 
     let server = try PN532Server(card: card, options: options)
     server.start()
     defer { server.stop() }
-    let transport = try await LibNFCTransport.open("libnfc:" + server.connectionString)
+    let transport = try await LibNFCTransport.open(connstring: server.connectionString)
     do {
         let result = try await body(transport, server)
         await transport.close()
@@ -64,7 +64,7 @@ struct LibNFCTransportTests {
             let server = try PN532Server(card: card)
             server.start()
             defer { server.stop() }
-            let t = try await LibNFCTransport.open("libnfc:" + server.connectionString, bitRate: rate)
+            let t = try await LibNFCTransport.open(connstring: server.connectionString, bitRate: rate)
             for rc in PollingRequestCode.allCases {
                 let command = PollingCommand(systemCode: .wildcard, requestCode: rc).encode()
                 let expected = card.respond(to: command)
@@ -154,8 +154,8 @@ struct LibNFCFailureTests {
         first.start()
         second.start()
         defer { first.stop(); second.stop() }
-        let a = try await LibNFCTransport.open("libnfc:" + first.connectionString)
-        let b = try await LibNFCTransport.open("libnfc:" + second.connectionString)
+        let a = try await LibNFCTransport.open(connstring: first.connectionString)
+        let b = try await LibNFCTransport.open(connstring: second.connectionString)
         let polling = try await b.exchange(PollingCommand().encode(), timeout: .milliseconds(10))
         let idm = try PollingResponse.decode(polling[...]).idm
         await a.close()
@@ -201,7 +201,7 @@ struct LibNFCFailureTests {
         let link = FileManager.default.temporaryDirectory.appendingPathComponent("felica-pn532-\(getpid())-gone").path
         let server = try PN532Server(card: try VirtualCard.named("suica"), link: link)
         server.start()
-        let t = try await LibNFCTransport.open("libnfc:pn532_uart:" + link)
+        let t = try await LibNFCTransport.open(connstring: "pn532_uart:" + link)
         let polling = try await t.exchange(PollingCommand().encode(), timeout: .milliseconds(10))
         let idm = try PollingResponse.decode(polling[...]).idm
         server.stop()
@@ -218,7 +218,7 @@ struct LibNFCFailureTests {
     @Test("no reader at the path: says the device does not exist")
     func noReader() async throws {
         do {
-            _ = try await LibNFCTransport.open("libnfc:pn532_uart:/dev/felica-no-such-tty")
+            _ = try await LibNFCTransport.open(connstring: "pn532_uart:/dev/felica-no-such-tty")
             Issue.record("expected an error")
         } catch {
             #expect(error.code == .noReader)

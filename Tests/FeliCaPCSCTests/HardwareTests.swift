@@ -5,20 +5,21 @@ import FeliCaSimulation
 import Foundation
 import Testing
 
-/// A real reader and card, only when asked: `FELICA_HARDWARE_PCSC=pcsc` (or
-/// `pcsc:<reader>`), optionally `FELICA_HARDWARE_PCSC_DIALECT=<dialect>`. It uses the
-/// system pcscd, and the other suites point libpcsclite at private daemons, so run it alone:
-/// `FELICA_HARDWARE_PCSC=pcsc swift test --filter PCSCHardwareTests`.
+/// A real reader and card, only when asked: `FELICA_HARDWARE_PCSC=1` (the first reader
+/// holding a FeliCa card, or the one `FELICA_HARDWARE_PCSC_READER` names or starts),
+/// optionally `FELICA_HARDWARE_PCSC_DIALECT=<dialect>`. It uses the system pcscd, and the
+/// other suites point libpcsclite at private daemons, so run it alone:
+/// `FELICA_HARDWARE_PCSC=1 swift test --filter PCSCHardwareTests`.
 @Suite("PC/SC hardware", .enabled(if: ProcessInfo.processInfo.environment["FELICA_HARDWARE_PCSC"] != nil))
 struct PCSCHardwareTests {
     @Test("a real card reads completely, twice the same")
     func readRealCard() async throws {
         let env = ProcessInfo.processInfo.environment
-        let device = env["FELICA_HARDWARE_PCSC"]!
+        let reader = env["FELICA_HARDWARE_PCSC_READER"].map(PCSCReaderSelector.named) ?? .first
         let dialect = env["FELICA_HARDWARE_PCSC_DIALECT"].flatMap(PCSCDialect.init(name:))
         var images: [String] = []
         for _ in 0..<2 {
-            let transport = try await PCSCTransport.open(device, options: .init(dialect: dialect, cardWait: .seconds(30)))
+            let transport = try await PCSCTransport.open(reader, options: .init(dialect: dialect, cardWait: .seconds(30)))
             print("reader '\(transport.readerName)', dialect \(transport.dialect), ATR \(transport.atr), IDm \(transport.idm.map(\.hex) ?? "-")")
             #expect(transport.atr.isFeliCa)
             let image = try await CardImage.read(using: CardSession(transport: transport))

@@ -46,7 +46,7 @@ struct PCSCEndToEndTests {
         let expected = try await CardImage.read(using: CardSession(transport: VirtualTransport(card: try VirtualCard.named("suica"), name: "virtual:suica")))
         let card = try VirtualCard.named("suica")
         let served = ServedCard(card, port: daemon.port, dialect: s.dialect, getResponse: s.getResponse)
-        let transport = try await PCSCTransport.open("pcsc", options: .init(dialect: s.forced ? s.dialect : nil, cardWait: .seconds(10)))
+        let transport = try await PCSCTransport.open(.first, options: .init(dialect: s.forced ? s.dialect : nil, cardWait: .seconds(10)))
         #expect(transport.readerName == "Virtual PCD 00 00")
         #expect(transport.dialect == s.dialect)
         #expect(transport.atr.isFeliCa)
@@ -62,17 +62,17 @@ struct PCSCEndToEndTests {
         let daemon = try PrivatePCSCD()
         defer { daemon.stop() }
         let served = ServedCard(try VirtualCard.named("suica"), port: daemon.port, dialect: .part3)
-        let exact = try await PCSCTransport.open("pcsc:Virtual PCD 00 00", options: .init(cardWait: .seconds(10)))
+        let exact = try await PCSCTransport.open(.named("Virtual PCD 00 00"), options: .init(cardWait: .seconds(10)))
         #expect(exact.dialect == .part3)
         await exact.close()
         await #expect(throws: FeliCaError(.badInput, "")) {
-            try await PCSCTransport.open("pcsc:Virtual PCD 00 0")
+            try await PCSCTransport.open(.named("Virtual PCD 00 0"))
         }
         await #expect(throws: FeliCaError(.noReader, "")) {
-            try await PCSCTransport.open("pcsc:No Such Reader")
+            try await PCSCTransport.open(.named("No Such Reader"))
         }
         await #expect(throws: FeliCaError(.noCard, "")) {
-            try await PCSCTransport.open("pcsc:Virtual PCD 00 01")
+            try await PCSCTransport.open(.named("Virtual PCD 00 01"))
         }
         // The listing sees the card in one slot and nothing in the other.
         let list = try await PCSCReaderInfo.list()
@@ -88,7 +88,7 @@ struct PCSCEndToEndTests {
         defer { daemon.stop() }
         let card = try VirtualCard.named("suica")
         let served = ServedCard(card, port: daemon.port, dialect: .part3)
-        let transport = try await PCSCTransport.open("pcsc", options: .init(cardWait: .seconds(10)))
+        let transport = try await PCSCTransport.open(.first, options: .init(cardWait: .seconds(10)))
         card.removeAfter(exchanges: 5)
         let clock = ContinuousClock()
         let start = clock.now
@@ -108,7 +108,7 @@ struct PCSCEndToEndTests {
     func waitAndReinsert() async throws {
         let daemon = try PrivatePCSCD()
         defer { daemon.stop() }
-        async let opened = PCSCTransport.open("pcsc", options: .init(cardWait: .seconds(10)))
+        async let opened = PCSCTransport.open(.first, options: .init(cardWait: .seconds(10)))
         let served = ServedCard(try VirtualCard.named("suica"), port: daemon.port, dialect: .raw)
         let first = try await opened
         #expect(first.dialect == .raw)
@@ -116,7 +116,7 @@ struct PCSCEndToEndTests {
         #expect(try await served.stop() == .removed)
         // The same reader takes the card back.
         let again = ServedCard(try VirtualCard.named("suica"), port: daemon.port, dialect: .acr122u)
-        let second = try await PCSCTransport.open("pcsc", options: .init(cardWait: .seconds(10)))
+        let second = try await PCSCTransport.open(.first, options: .init(cardWait: .seconds(10)))
         #expect(second.dialect == .acr122u)
         let session = CardSession(transport: second)
         #expect(try await session.detect().systemCode == 0x0003)
@@ -130,13 +130,13 @@ struct PCSCEndToEndTests {
         defer { daemon.stop() }
         let clock = ContinuousClock()
         let start = clock.now
-        let task = Task { try await PCSCTransport.open("pcsc", options: .init(cardWait: .seconds(60))) }
+        let task = Task { try await PCSCTransport.open(.first, options: .init(cardWait: .seconds(60))) }
         try await Task.sleep(for: .milliseconds(300))
         task.cancel()
         await #expect(throws: FeliCaError(.cancelled, "")) { try await task.value }
         #expect(clock.now - start < .seconds(5))
         // Cancelled before the wait even starts: still no full wait.
-        let early = Task { try await PCSCTransport.open("pcsc", options: .init(cardWait: .seconds(60))) }
+        let early = Task { try await PCSCTransport.open(.first, options: .init(cardWait: .seconds(60))) }
         early.cancel()
         await #expect(throws: FeliCaError(.cancelled, "")) { try await early.value }
         #expect(clock.now - start < .seconds(10))
@@ -147,9 +147,9 @@ struct PCSCEndToEndTests {
         let daemon = try PrivatePCSCD()
         defer { daemon.stop() }
         let served = ServedCard(try VirtualCard.named("suica"), port: daemon.port, dialect: .part3)
-        let holder = try await PCSCTransport.open("pcsc:Virtual PCD 00 00", options: .init(cardWait: .seconds(10)))
+        let holder = try await PCSCTransport.open(.named("Virtual PCD 00 00"), options: .init(cardWait: .seconds(10)))
         do throws(FeliCaError) {
-            _ = try await PCSCTransport.open("pcsc:Virtual PCD 00 00")
+            _ = try await PCSCTransport.open(.named("Virtual PCD 00 00"))
             Issue.record("a second exclusive connection succeeded")
         } catch {
             #expect(error.code == .busy)
@@ -165,7 +165,7 @@ struct PCSCEndToEndTests {
         let daemon = try PrivatePCSCD()
         daemon.stop()
         do throws(FeliCaError) {
-            _ = try await PCSCTransport.open("pcsc")
+            _ = try await PCSCTransport.open(.first)
             Issue.record("opened a reader without a daemon")
         } catch {
             #expect(error.code == .noService)
@@ -178,7 +178,7 @@ struct PCSCEndToEndTests {
     func daemonDies() async throws {
         let daemon = try PrivatePCSCD()
         let served = ServedCard(try VirtualCard.named("suica"), port: daemon.port, dialect: .part3)
-        let transport = try await PCSCTransport.open("pcsc", options: .init(cardWait: .seconds(10)))
+        let transport = try await PCSCTransport.open(.first, options: .init(cardWait: .seconds(10)))
         daemon.stop()
         let session = CardSession(transport: transport)
         do throws(FeliCaError) {

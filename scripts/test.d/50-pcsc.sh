@@ -197,7 +197,7 @@ else
 fi
 expect_error "wrong dialect forced" 1 "does not speak the acr122u dialect" -- "$felica" poll --device pcsc --dialect acr122u
 expect_error "wrong dialect in the device string" 1 "does not speak the raw dialect" -- "$felica" poll --device "pcsc?dialect=raw"
-expect_error "unknown device option" 64 "device option 'bogus=1' is not understood" -- "$felica" poll --device "pcsc?bogus=1"
+expect_error "unknown device option" 64 "device option 'bogus' is not known to pcsc devices" -- "$felica" poll --device "pcsc?bogus=1"
 expect_error "unknown reader" 69 "no PC/SC reader named" -- "$felica" poll --device "pcsc:No Such Reader"
 expect_error "ambiguous reader prefix" 1 "matches several PC/SC readers" -- "$felica" poll --device "pcsc:Virtual"
 stop_card

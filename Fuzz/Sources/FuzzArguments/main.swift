@@ -13,9 +13,15 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     precondition(code == 0 || code == 64)
     let sim = FeliCaCommandLine.checkSimArguments(words)
     precondition(sim == 0 || sim == 64)
+    // A device string parses to a spec that writes back as a string parsing to the same
+    // spec, or fails with a reason.
     for word in words.prefix(4) {
-        let device = FeliCaCommandLine.checkDevice(word)
-        precondition(device == 0 || device == 64)
+        do throws(DeviceSpec.ParseError) {
+            let spec = try DeviceSpec(parsing: word)
+            precondition((try? DeviceSpec(parsing: spec.description)) == spec, "\(word) → \(spec) does not parse back")
+        } catch {
+            precondition(!error.reason.isEmpty)
+        }
     }
     return 0
 }

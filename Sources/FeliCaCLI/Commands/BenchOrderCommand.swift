@@ -65,7 +65,8 @@ struct BenchOrderCommand: CLICommand {
     static let plotOption = Option(OptionSpec("plot", value: "file.svg", help: "Also draw the detection times and the fit as an SVG.", kind: .file))
 
     let model: String?
-    let device: String?
+    /// `--device`: measure this device instead of a model.
+    let device: DeviceSpec?
     let trace: String?
     let card: String?
     let positions: [Int]
@@ -100,8 +101,8 @@ struct BenchOrderCommand: CLICommand {
         let bench = OrderBenchmark(positions: positions, repeatCount: repeatCount, target: system)
         let progress: @Sendable (Int, Int) -> Void = { done, total in console.progress("bench order: run \(done)/\(total)") }
         let report: OrderBenchmark.Report
-        if let deviceName = device {
-            var transport = TraceHook.watch(try await Self.openTimed(deviceName, console: console), console: console)
+        if let device {
+            var transport = TraceHook.watch(try await DeviceResolver.open(Self.timed(device)), console: console)
             if let path = trace { transport = try TraceHook.record(transport, to: path) }
             do {
                 report = try await bench.run(on: .device(transport), progress: progress)
@@ -131,11 +132,11 @@ struct BenchOrderCommand: CLICommand {
         return ExitCode.ok
     }
 
-    /// Opens the device; a `virtual:` card without `?timing=` answers with the air time
-    /// of a 212 kbps card, since an instant card would make the benchmark meaningless.
-    static func openTimed(_ name: String, console: Console) async throws -> any Transport {
-        let timed = name.hasPrefix("virtual:") && !name.contains("?") ? name + "?timing=212" : name
-        return try await DeviceResolver.open(timed, console: console)
+    /// The device to measure: a `virtual:` card without `?timing=` answers with the air
+    /// time of a 212 kbps card, since an instant card would make the benchmark meaningless.
+    static func timed(_ device: DeviceSpec) -> DeviceSpec {
+        guard case .virtual(let card, nil) = device.kind else { return device }
+        return DeviceSpec(.virtual(card, timing: .kbps212), wait: device.wait)
     }
 
     static func json(_ r: OrderBenchmark.Report, isModel: Bool) -> JSONValue {

@@ -27,20 +27,17 @@ struct DevicesCommand: CLICommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let readers = await ExtraDevices.listReaders()
+        let readers = await DeviceListing.readers()
         let blocked = Self.blockedReaders(root: root, listed: readers)
-        let virtual = SampleCards.names.map {
-            DeviceListing(stack: "virtual", name: "built-in sample card \($0)", device: "virtual:\($0)", state: "card present")
-        }
-        let rows = readers + blocked + virtual
+        let rows = readers + blocked + DeviceListing.virtualCards
         if json {
             JSONOut.print(.array(rows.map { r in
-                .object(["stack": .string(r.stack), "name": .string(r.name), "device": .string(r.device), "state": .string(r.state)])
+                .object(["stack": .string(r.stack), "name": .string(r.name), "device": .string(r.device), "state": .string(r.availability.state)])
             }), console)
             return ExitCode.ok
         }
         let header = ("STACK", "NAME", "DEVICE", "STATE")
-        let table = [header] + rows.map { ($0.stack, $0.name, $0.device, $0.state) }
+        let table = [header] + rows.map { ($0.stack, $0.name, $0.device, $0.availability.state) }
         let w0 = table.map(\.0.count).max()!, w1 = table.map(\.1.count).max()!, w2 = table.map(\.2.count).max()!
         for r in table {
             console.line(DumpCommand.pad(r.0, w0 + 2) + DumpCommand.pad(r.1, w1 + 2) + DumpCommand.pad(r.2, w2 + 2) + r.3)
@@ -56,12 +53,12 @@ struct DevicesCommand: CLICommand {
     static func blockedReaders(root: String, listed: [DeviceListing]) -> [DeviceListing] {
         let diagnosis = Diagnosis(HostSnapshot.read(HostFiles(root: root)))
         return diagnosis.readers.compactMap { r in
-            guard !r.blockers.isEmpty, !listed.contains(where: { $0.device == r.device }) else { return nil }
+            guard !r.blockers.isEmpty, !listed.contains(where: { $0.spec != nil && $0.spec == r.device }) else { return nil }
             var stack = "usb"
             if case .libnfc = r.route { stack = "libnfc" }
             if case .pcsc = r.route { stack = "pcsc" }
-            return DeviceListing(stack: stack, name: "\(r.model.name) (\(r.model.id))", device: r.device ?? "-",
-                                 state: "unusable: " + r.blockers.joined(separator: "; ") + " (see felica doctor)")
+            return DeviceListing(stack: stack, name: "\(r.model.name) (\(r.model.id))", spec: r.device,
+                                 availability: .blocked(reasons: r.blockers))
         }
     }
 }

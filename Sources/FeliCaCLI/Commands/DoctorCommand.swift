@@ -22,7 +22,8 @@ struct DoctorCommand: CLICommand {
     }
 
     static let devicesOption = Option(OptionSpec(
-        "device", short: "d", value: "device", help: "Poll this device instead of every reader found (repeatable).", repeatable: true))
+        "device", short: "d", value: "device", help: "Poll this device instead of every reader found (repeatable).", repeatable: true),
+        DeviceResolver.parse(option:))
     /// `--root DIR`, shared with `felica devices`.
     static let rootOption = Option(OptionSpec(
         "root", value: "dir", help: "Look for /sys, /proc, /dev, ... under <dir> instead of / (for tests).", kind: .directory)) { s throws(UsageError) in
@@ -30,7 +31,8 @@ struct DoctorCommand: CLICommand {
         return s
     }
 
-    let devices: [String]
+    /// The devices `--device` names, in order.
+    let devices: [DeviceSpec]
     let root: String
     let json: Bool
 

@@ -25,11 +25,11 @@ struct RecognizedReader: Sendable {
     /// Why it cannot be used right now (empty when nothing is in the way).
     var blockers: [String]
 
-    /// The `--device` string that reaches it.
-    var device: String? {
+    /// The device that reaches it.
+    var device: DeviceSpec? {
         switch route {
-        case .libnfc(let driver): "libnfc:\(driver):\(usb.busAddress)"
-        case .pcsc(let name): "pcsc:\(name)"
+        case .libnfc(let driver): DeviceSpec(.libnfc(connstring: "\(driver):\(usb.busAddress)"))
+        case .pcsc(let name): DeviceSpec(.pcsc(reader: .named(name), dialect: nil))
         case nil: nil
         }
     }

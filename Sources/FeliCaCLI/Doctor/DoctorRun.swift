@@ -7,25 +7,33 @@ struct DoctorRun: Sendable {
     /// One `poll` check per device tried.
     var polls: [DoctorCheck] = []
     /// Devices that answered the poll (with or without a card).
-    var polled: [String] = []
+    var polled: [DeviceSpec] = []
 
     var checks: [DoctorCheck] { diagnosis.checks + polls }
     var ready: Bool { !polled.isEmpty }
 
     /// Reads the system under `root` and diagnoses it; polls `devices`, or every reader the
     /// stacks list when none are given.
-    static func run(root: String, devices: [String]) async -> DoctorRun {
+    static func run(root: String, devices: [DeviceSpec]) async -> DoctorRun {
         let host = HostSnapshot.read(HostFiles(root: root))
         var targets = devices
+        var environmentProblem: DoctorCheck?
         if targets.isEmpty {
-            targets = await ExtraDevices.listReaders().map(\.device)
+            targets = await DeviceListing.readers().compactMap(\.spec)
             // The reader the other commands would use is polled too, even when no stack lists it
             // (a serial PN532, say).
-            if let chosen = DeviceResolver.environment("FELICA_DEVICE"), !chosen.isEmpty, !targets.contains(chosen) {
-                targets.insert(chosen, at: 0)
+            do throws(UsageError) {
+                if let chosen = try DeviceResolver.fromEnvironment(), !targets.contains(chosen) {
+                    targets.insert(chosen, at: 0)
+                }
+            } catch {
+                environmentProblem = DoctorCheck(check: "poll", verdict: .problem, summary: error.message,
+                                                 fix: "set FELICA_DEVICE to one of \(DeviceSpec.forms), or unset it")
             }
         }
-        var run = DoctorRun(diagnosis: Diagnosis(host, libnfcRequested: targets.contains { $0.hasPrefix("libnfc") }))
+        let libnfcRequested = targets.contains { if case .libnfc = $0.kind { true } else { false } }
+        var run = DoctorRun(diagnosis: Diagnosis(host, libnfcRequested: libnfcRequested))
+        if let environmentProblem { run.polls.append(environmentProblem) }
         if targets.isEmpty {
             run.polls.append(DoctorCheck(
                 check: "poll", verdict: .problem,
@@ -41,7 +49,7 @@ struct DoctorRun: Sendable {
     }
 
     /// One wildcard Polling on `device`: a card, no card (the reader works) or an error.
-    static func poll(_ device: String) async -> DoctorCheck {
+    static func poll(_ device: DeviceSpec) async -> DoctorCheck {
         let transport: any Transport
         do {
             transport = try await DeviceResolver.open(Self.withoutCardWait(device))
@@ -50,7 +58,7 @@ struct DoctorRun: Sendable {
             return DoctorCheck(check: "poll", verdict: .ok, summary: "\(device): works, no card on it (place a card to read one)")
         } catch {
             return DoctorCheck(check: "poll", verdict: .problem, summary: "\(device): cannot open: \(describe(error))",
-                               fix: "fix the problems above, then try again: felica poll --device \(quoted(device))")
+                               fix: "fix the problems above, then try again: felica poll --device \(quoted(device.description))")
         }
         let session = CardSession(transport: transport)
         do {
@@ -62,18 +70,19 @@ struct DoctorRun: Sendable {
             return DoctorCheck(check: "poll", verdict: .ok, summary: "\(device): polls, no card on it (place a card to read one)")
         } catch {
             await transport.close()
-            let real = device.hasPrefix("libnfc") || device.hasPrefix("pcsc")
             return DoctorCheck(check: "poll", verdict: .problem, summary: "\(device): polling failed: \(error.reason)",
-                               fix: (real ? "unplug and replug the reader, then try again: " : "try it on its own: ")
-                                   + "felica poll --device \(quoted(device))")
+                               fix: (device.isReader ? "unplug and replug the reader, then try again: " : "try it on its own: ")
+                                   + "felica poll --device \(quoted(device.description))")
         }
     }
 
-    /// A PC/SC device that does not say how long to wait for a card gets `?wait=0`: doctor
-    /// asks whether the reader works, not for a card to be placed.
-    static func withoutCardWait(_ device: String) -> String {
-        guard device == "pcsc" || device.hasPrefix("pcsc:"), !device.contains("?") else { return device }
-        return device + "?wait=0"
+    /// A reader that does not say how long to wait for a card gets no wait: doctor asks
+    /// whether the reader works, not for a card to be placed.
+    static func withoutCardWait(_ device: DeviceSpec) -> DeviceSpec {
+        guard device.isReader, device.wait == nil else { return device }
+        var quick = device
+        quick.wait = .zero
+        return quick
     }
 
     static func describe(_ error: any Error) -> String {
@@ -111,7 +120,7 @@ struct DoctorRun: Sendable {
         if problems > 0 { tally.append("\(problems) problem\(problems == 1 ? "" : "s")") }
         if warnings > 0 { tally.append("\(warnings) warning\(warnings == 1 ? "" : "s")") }
         out += "\n" + (tally.isEmpty ? "no problems" : tally.joined(separator: ", ")) + "; "
-        out += ready ? "ready: \(polled.count) reader\(polled.count == 1 ? "" : "s") can poll (\(polled.joined(separator: ", ")))\n"
+        out += ready ? "ready: \(polled.count) reader\(polled.count == 1 ? "" : "s") can poll (\(polled.map(\.description).joined(separator: ", ")))\n"
                      : "not ready: no reader can poll\n"
         return out
     }
@@ -132,7 +141,7 @@ struct DoctorRun: Sendable {
                 return .object([
                     "name": .string(r.model.name), "id": .string(r.model.id),
                     "bus": .number(Double(r.usb.bus)), "devnum": .number(Double(r.usb.device)),
-                    "node": .string(r.usb.node), "stack": stack, "device": r.device.map { .string($0) } ?? .null,
+                    "node": .string(r.usb.node), "stack": stack, "device": r.device.map { .string($0.description) } ?? .null,
                     "blockers": .array(r.blockers.map { .string($0) }),
                 ])
             }),

@@ -1,34 +1,41 @@
-import FeliCa
 import Foundation
 import Synchronization
 
-/// The one thread a device's blocking pcsc-lite calls run on, off Swift's cooperative pool
-/// and off Dispatch's shared pool, so neither a busy pool nor a stuck call elsewhere can
-/// delay them.
-final class DeviceQueue: Sendable {
+/// The one thread a device's blocking C calls run on (libnfc, pcsc-lite, libusb), one at a
+/// time, in the order they were submitted — never on Swift's cooperative pool or
+/// Dispatch's shared pool, so neither a busy pool nor a stuck call elsewhere delays them.
+///
+/// Each transport owns one; ``stop()`` ends it once the queued calls have run, and
+/// dropping the last reference does the same without waiting.
+public final class DeviceThread: Sendable {
     private let worker: Worker
 
-    init(label: String) {
-        worker = Worker(label: label)
+    /// Starts the thread; `name` shows in debuggers and `top -H`.
+    public init(name: String) {
+        worker = Worker(name: name)
     }
 
-    deinit { worker.finish() }
+    deinit { worker.finish(wait: false) }
 
-    /// Runs `body` on the device thread and waits for it.
-    func run<T: Sendable>(_ body: @escaping @Sendable () throws(FeliCaError) -> T) async throws(FeliCaError) -> T {
-        let result: Result<T, FeliCaError> = await withCheckedContinuation { continuation in
-            worker.submit { continuation.resume(returning: Result { () throws(FeliCaError) -> T in try body() }) }
+    /// Runs `body` on the device thread and returns what it returns or throws.
+    ///
+    /// After ``stop()`` the body runs on the caller's thread instead, so a late call (a
+    /// backstop `close` in a `deinit`) still completes rather than wait forever.
+    public func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        let result: Result<T, E> = await withCheckedContinuation { continuation in
+            let job: @Sendable () -> Void = { continuation.resume(returning: Result { () throws(E) -> T in try body() }) }
+            if !worker.submit(job) { job() }
         }
         return try result.get()
     }
 
     /// Runs `body` on the device thread; when it has not returned after `limit`, stops
-    /// waiting and throws `onExpiry` (the call keeps running on the thread; the caller must
-    /// treat the device as broken).
-    func run<T: Sendable>(limit: Duration, onExpiry: FeliCaError, _ body: @escaping @Sendable () throws(FeliCaError) -> T) async throws(FeliCaError) -> T {
+    /// waiting and throws `onExpiry`. The call keeps running on the thread and later calls
+    /// queue behind it, so the caller must treat the device as broken.
+    public func run<T: Sendable, E: Error>(limit: Duration, onExpiry: E, _ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
         let done = Mutex(false)
-        let result: Result<T, FeliCaError> = await withCheckedContinuation { continuation in
-            let finish: @Sendable (Result<T, FeliCaError>) -> Void = { r in
+        let result: Result<T, E> = await withCheckedContinuation { continuation in
+            let finish: @Sendable (Result<T, E>) -> Void = { r in
                 let first = done.withLock { d in
                     defer { d = true }
                     return !d
@@ -36,53 +43,68 @@ final class DeviceQueue: Sendable {
                 if first { continuation.resume(returning: r) }
             }
             let alarm = Watchdog.shared.schedule(after: limit) { finish(.failure(onExpiry)) }
-            worker.submit {
-                let r = Result { () throws(FeliCaError) -> T in try body() }
+            let job: @Sendable () -> Void = {
+                let r = Result { () throws(E) -> T in try body() }
                 Watchdog.shared.cancel(alarm)
                 finish(r)
             }
+            if !worker.submit(job) { job() }
         }
         return try result.get()
+    }
+
+    /// Runs the calls already queued, then ends the thread and waits for it to end.
+    /// Later calls to ``run(_:)`` run on their caller's thread. Calling it again does nothing.
+    public func stop() {
+        worker.finish(wait: true)
     }
 }
 
 /// A thread that runs submitted jobs in order until told to finish.
 ///
-/// `@unchecked Sendable`: `jobs` and `finished` are only read or written with `condition`
-/// locked.
+/// `@unchecked Sendable`: `jobs` and `finishing` are only read or written with `condition`
+/// locked; `ended` is a semaphore, safe from any thread.
 private final class Worker: @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [@Sendable () -> Void] = []
-    private var finished = false
+    private var finishing = false
+    private let ended = DispatchSemaphore(value: 0)
 
-    init(label: String) {
-        // The thread keeps the worker alive until `finish()` lets its loop end.
+    init(name: String) {
+        // The thread keeps the worker alive until `finish` lets its loop end.
         let thread = Thread { [self] in self.loop() }
-        thread.name = label
+        thread.name = name
         thread.start()
     }
 
-    func submit(_ job: @escaping @Sendable () -> Void) {
+    /// Queues `job`; false once the worker is finishing (the job was not taken).
+    func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
         condition.lock()
+        defer { condition.unlock() }
+        guard !finishing else { return false }
         jobs.append(job)
         condition.signal()
-        condition.unlock()
+        return true
     }
 
-    /// Ends the thread once the jobs already submitted have run.
-    func finish() {
+    /// Ends the thread once the jobs already submitted have run; with `wait`, returns only
+    /// then. Only the first call has an effect.
+    func finish(wait: Bool) {
         condition.lock()
-        finished = true
+        let first = !finishing
+        finishing = true
         condition.signal()
         condition.unlock()
+        if first && wait { ended.wait() }
     }
 
     private func loop() {
         while true {
             condition.lock()
-            while jobs.isEmpty && !finished { condition.wait() }
+            while jobs.isEmpty && !finishing { condition.wait() }
             if jobs.isEmpty {
                 condition.unlock()
+                ended.signal()
                 return
             }
             let job = jobs.removeFirst()
@@ -106,7 +128,7 @@ private final class Watchdog: @unchecked Sendable {
 
     private init() {
         let thread = Thread { [self] in self.loop() }
-        thread.name = "felica.pcsc.watchdog"
+        thread.name = "felica.watchdog"
         thread.start()
     }
 

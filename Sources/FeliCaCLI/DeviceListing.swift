@@ -1,0 +1,70 @@
+import FeliCa
+import FeliCaLibNFC
+import FeliCaPCSC
+import FeliCaSimulation
+
+/// One row of `felica devices`: a device, the spec that opens it, and whether it can be used.
+public struct DeviceListing: Sendable {
+    /// Whether a device can be used, and what is on it or in the way.
+    public enum Availability: Hashable, Sendable {
+        /// It opens; `state` says what is on it ("ready", "empty", "FeliCa card present").
+        case usable(state: String)
+        /// A stack lists it, but it would not open.
+        case cannotOpen(reason: String)
+        /// Found on USB, but something keeps every stack from it (`felica doctor` names the fix).
+        case blocked(reasons: [String])
+
+        public var isUsable: Bool {
+            if case .usable = self { true } else { false }
+        }
+
+        /// The STATE column.
+        public var state: String {
+            switch self {
+            case .usable(let state): state
+            case .cannotOpen(let reason): "cannot open: " + reason
+            case .blocked(let reasons): "unusable: " + reasons.joined(separator: "; ") + " (see felica doctor)"
+            }
+        }
+    }
+
+    /// The stack that serves it: `libnfc`, `pcsc`, `usb` or `virtual`.
+    public var stack: String
+    public var name: String
+    /// The spec that opens it; nil when nothing can (a reader no stack supports).
+    public var spec: DeviceSpec?
+    public var availability: Availability
+
+    public init(stack: String, name: String, spec: DeviceSpec?, availability: Availability) {
+        self.stack = stack
+        self.name = name
+        self.spec = spec
+        self.availability = availability
+    }
+
+    /// The DEVICE column: the `--device` string, or `-`.
+    public var device: String { spec?.description ?? "-" }
+
+    /// Real readers from every stack, libnfc first: those libnfc finds (plus `LIBNFC_DEVICE`
+    /// and its configuration), then pcscd's (none when pcscd is not running; `felica doctor`
+    /// says why).
+    static func readers() async -> [DeviceListing] {
+        let libnfc = await LibNFCDevices.list().map { d in
+            DeviceListing(stack: "libnfc", name: d.name ?? d.connectionString, spec: DeviceSpec(.libnfc(connstring: d.connectionString)),
+                          availability: d.problem.map { .cannotOpen(reason: $0) } ?? .usable(state: "ready"))
+        }
+        let pcsc = ((try? await PCSCReaderInfo.list()) ?? []).map { r in
+            DeviceListing(stack: "pcsc", name: r.name, spec: DeviceSpec(.pcsc(reader: .named(r.name), dialect: nil)),
+                          availability: .usable(state: r.state.description + (r.inUse ? " (in use by another program)" : "")))
+        }
+        return libnfc + pcsc
+    }
+
+    /// The built-in sample cards.
+    static var virtualCards: [DeviceListing] {
+        SampleCards.names.map {
+            DeviceListing(stack: "virtual", name: "built-in sample card \($0)", spec: DeviceSpec(.virtual(.builtIn($0), timing: nil)),
+                          availability: .usable(state: "card present"))
+        }
+    }
+}

@@ -1,0 +1,297 @@
+import FeliCa
+import FeliCaPCSC
+import FeliCaReaderCodecs
+import FeliCaSimulation
+import FeliCaTransportSupport
+
+/// A device as `--device` and `FELICA_DEVICE` name it, parsed: the one place a device
+/// string is read.
+///
+/// The grammar is the same for every kind: `<kind>[:<what>][?<key>=<value>&...]`, where
+/// each kind accepts its own keys (a key that takes no value is written alone, as
+/// `?lenient`). ``description`` writes a spec back as that string.
+///
+/// | string | ``Kind`` |
+/// |---|---|
+/// | `libnfc`, `libnfc:<connstring>` | ``Kind/libnfc(connstring:)`` |
+/// | `pcsc`, `pcsc:<reader>` (`?dialect=`, `?wait=`) | ``Kind/pcsc(reader:dialect:)`` |
+/// | `usb`, `usb:<vid>:<pid>` (hex), `usb:<bus>:<address>` (decimal) | ``Kind/usb(_:)`` |
+/// | `virtual:<name>`, `virtual:<image path>` (`?timing=212\|424`) | ``Kind/virtual(_:timing:)`` |
+/// | `replay:<trace path>` (`?lenient`) | ``Kind/replay(path:lenient:)`` |
+public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
+    /// What kind of device, with what selects it.
+    public enum Kind: Hashable, Sendable {
+        /// A reader through libnfc: the first one it finds (nil), or a connection string
+        /// such as `pn532_uart:/dev/ttyUSB0`.
+        case libnfc(connstring: String?)
+        /// A reader through pcscd; `dialect` forces how it carries FeliCa packets.
+        case pcsc(reader: PCSCReaderSelector, dialect: PCSCDialect?)
+        /// A USB reader driven natively (Sony RC-S380).
+        case usb(USBReaderSelector)
+        /// A virtual card; `timing` makes it answer as slowly as a real card at that bit rate.
+        case virtual(VirtualCardSource, timing: AirTiming.BitRate?)
+        /// Answers from a recorded trace; `lenient` replays a damaged trace up to the damage.
+        case replay(path: String, lenient: Bool)
+    }
+
+    /// The card behind a `virtual:` device.
+    public enum VirtualCardSource: Hashable, Sendable {
+        /// A built-in sample card (``SampleCards/names``).
+        case builtIn(String)
+        /// A card image file (`felica-card/1`).
+        case image(path: String)
+    }
+
+    /// Why a device string does not parse, in words that name the part at fault.
+    public struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
+        public var reason: String
+        public init(_ reason: String) { self.reason = reason }
+        public var description: String { reason }
+    }
+
+    /// The device.
+    public var kind: Kind
+    /// `?wait=<seconds>`: how long opening waits for a card to be placed; nil = the default.
+    public var wait: Duration?
+
+    /// A spec of `kind`.
+    public init(_ kind: Kind, wait: Duration? = nil) {
+        self.kind = kind
+        self.wait = wait
+    }
+
+    /// The device forms, for help and errors.
+    public static let forms = "libnfc[:<connstring>], pcsc[:<reader>], usb[:<vid>:<pid>|:<bus>:<address>], virtual:<card>, replay:<trace>"
+
+    /// The kinds' names, as written before the first `:`.
+    static let kinds = ["libnfc", "pcsc", "usb", "virtual", "replay"]
+
+    /// The longest `?wait=`, in seconds.
+    static let maxWait = 3600.0
+
+    /// Parses a device string.
+    public init(parsing text: String) throws(ParseError) {
+        guard !text.isEmpty else { throw ParseError("the device string is empty: name one of \(Self.forms)") }
+        let head: Substring
+        var options: Options
+        if let q = text.firstIndex(of: "?") {
+            head = text[..<q]
+            options = try Options(text[text.index(after: q)...])
+        } else {
+            head = text[...]
+            options = Options()
+        }
+        let kind: Substring
+        let rest: Substring?
+        if let colon = head.firstIndex(of: ":") {
+            kind = head[..<colon]
+            rest = head[head.index(after: colon)...]
+        } else {
+            kind = head
+            rest = nil
+        }
+        func needsRest(_ example: String) throws(ParseError) -> String? {
+            guard let rest else { return nil }
+            guard !rest.isEmpty else { throw ParseError("nothing after '\(kind):': \(example)") }
+            return String(rest)
+        }
+
+        switch kind {
+        case "libnfc":
+            let connstring = try needsRest("give a connection string such as libnfc:pn532_uart:/dev/ttyUSB0, or write libnfc for the first reader")
+            self.init(.libnfc(connstring: connstring))
+            try options.finish(kind: "libnfc", known: [])
+        case "pcsc":
+            let reader = try needsRest("give a reader name or the start of one, such as pcsc:SONY, or write pcsc for the first reader")
+            let dialect = try options.take("dialect").map { (value: String) throws(ParseError) -> PCSCDialect in
+                try Self.dialect(value, source: "device option 'dialect'")
+            }
+            self.init(.pcsc(reader: reader.map(PCSCReaderSelector.named) ?? .first, dialect: dialect), wait: try options.wait())
+            try options.finish(kind: "pcsc", known: ["dialect", "wait"])
+        case "usb":
+            let selector = try needsRest("write usb for the first reader, usb:<vid>:<pid> (e.g. usb:054c:06c1) or usb:<bus>:<address> (e.g. usb:001:004)")
+            self.init(.usb(try selector.map(Self.usbSelector) ?? .first))
+            try options.finish(kind: "usb", known: [])
+        case "virtual":
+            guard let card = try needsRest("name a card, such as \(Self.virtualExample)") else {
+                throw ParseError("'virtual' needs a card: \(Self.virtualExample)")
+            }
+            let timing = try options.take("timing").map { (value: String) throws(ParseError) -> AirTiming.BitRate in
+                guard let rate = Int(value).flatMap(AirTiming.BitRate.init(rawValue:)) else {
+                    throw ParseError("device option 'timing': '\(value)' is not a bit rate FeliCa uses (212 or 424)")
+                }
+                return rate
+            }
+            self.init(.virtual(try Self.virtualCard(card), timing: timing))
+            try options.finish(kind: "virtual", known: ["timing"])
+        case "replay":
+            guard let path = try needsRest("give a trace file, such as replay:balance.jsonl") else {
+                throw ParseError("'replay' needs a trace file: replay:<trace.jsonl>")
+            }
+            self.init(.replay(path: path, lenient: try options.flag("lenient")))
+            try options.finish(kind: "replay", known: ["lenient"])
+        default:
+            var hint = ""
+            if SampleCards.names.contains(text) {
+                hint = "; did you mean virtual:\(text)?"
+            } else if let near = Suggestion.nearest(String(kind), Self.kinds) {
+                hint = "; did you mean \(near)\(rest.map { ":\($0)" } ?? "")?"
+            }
+            throw ParseError("'\(kind)' is not a kind of device (\(Self.forms))\(hint)")
+        }
+    }
+
+    /// The device string that names this device; parsing it gives this spec back.
+    public var description: String {
+        var text: String
+        var options: [String] = []
+        switch kind {
+        case .libnfc(let connstring):
+            text = connstring.map { "libnfc:" + $0 } ?? "libnfc"
+        case .pcsc(let reader, let dialect):
+            if case .named(let name) = reader { text = "pcsc:" + name } else { text = "pcsc" }
+            if let dialect { options.append("dialect=\(dialect)") }
+        case .usb(let selector):
+            switch selector {
+            case .first: text = "usb"
+            case .id(let vendor, let product): text = "usb:" + Self.hex4(vendor) + ":" + Self.hex4(product)
+            case .path(let bus, let address): text = "usb:" + Self.decimal3(bus) + ":" + Self.decimal3(address)
+            }
+        case .virtual(let card, let timing):
+            switch card {
+            case .builtIn(let name): text = "virtual:" + name
+            case .image(let path): text = "virtual:" + path
+            }
+            if let timing { options.append("timing=\(timing.rawValue)") }
+        case .replay(let path, let lenient):
+            text = "replay:" + path
+            if lenient { options.append("lenient") }
+        }
+        if let wait { options.append("wait=\(Self.seconds(wait))") }
+        return options.isEmpty ? text : text + "?" + options.joined(separator: "&")
+    }
+
+    /// The kind's name: `libnfc`, `pcsc`, `usb`, `virtual` or `replay`.
+    public var kindName: String {
+        switch kind {
+        case .libnfc: "libnfc"
+        case .pcsc: "pcsc"
+        case .usb: "usb"
+        case .virtual: "virtual"
+        case .replay: "replay"
+        }
+    }
+
+    /// Whether it is a reader (as opposed to a virtual card or a replay).
+    public var isReader: Bool {
+        switch kind {
+        case .libnfc, .pcsc, .usb: true
+        case .virtual, .replay: false
+        }
+    }
+
+    // MARK: - Parts
+
+    static let virtualExample = "virtual:suica, virtual:edy, virtual:nanaco, virtual:waon, virtual:wallet or virtual:<image.json>"
+
+    /// A built-in name, else a path; a word that is neither is a mistyped name.
+    static func virtualCard(_ card: String) throws(ParseError) -> VirtualCardSource {
+        if SampleCards.names.contains(card) { return .builtIn(card) }
+        if card.contains("/") || card.hasSuffix(".json") { return .image(path: card) }
+        let near = Suggestion.nearest(card, SampleCards.names).map { " Did you mean virtual:\($0)?" } ?? ""
+        throw ParseError("there is no built-in card named '\(card)' (built-in: \(SampleCards.names.joined(separator: ", ")); a card image path must contain '/' or end in .json).\(near)")
+    }
+
+    /// `054c:06c1` (vendor and product, 4 hex digits each) or `001:004` (bus and address,
+    /// 3 decimal digits each, as `lsusb` prints them) — nfcpy tells them apart the same way.
+    static func usbSelector(_ s: String) throws(ParseError) -> USBReaderSelector {
+        let parts = s.split(separator: ":", omittingEmptySubsequences: false)
+        if parts.count == 2 {
+            if parts.allSatisfy({ $0.count == 4 && $0.allSatisfy(\.isHexDigit) }),
+               let vendor = UInt16(parts[0], radix: 16), let product = UInt16(parts[1], radix: 16) {
+                return .id(vendor: vendor, product: product)
+            }
+            if parts.allSatisfy({ $0.count == 3 && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+               let bus = Int(parts[0]), let address = Int(parts[1]) {
+                return .path(bus: bus, address: address)
+            }
+        }
+        throw ParseError("'usb:\(s)' names no USB reader: use usb:<vid>:<pid> with 4 hex digits each (usb:054c:06c1) or usb:<bus>:<address> with 3 decimal digits each, as lsusb prints them (usb:001:004)")
+    }
+
+    /// A PC/SC dialect by name; `source` names where it came from.
+    static func dialect(_ s: String, source: String) throws(ParseError) -> PCSCDialect {
+        guard let d = PCSCDialect(name: s) else {
+            throw ParseError("\(source): '\(s)' is not a PC/SC dialect (\(PCSCDialect.names))")
+        }
+        return d
+    }
+
+    static func hex4(_ v: UInt16) -> String {
+        let digits = String(v, radix: 16)
+        return String(repeating: "0", count: 4 - digits.count) + digits
+    }
+
+    static func decimal3(_ v: Int) -> String {
+        let digits = String(v)
+        return String(repeating: "0", count: max(0, 3 - digits.count)) + digits
+    }
+
+    /// `3`, `0.5`: seconds as a `?wait=` value.
+    static func seconds(_ d: Duration) -> String {
+        let ms = d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
+        return ms % 1000 == 0 ? "\(ms / 1000)" : "\(Double(ms) / 1000)"
+    }
+
+    /// The `?key=value&...` part: each key taken once by the kind that knows it; what is
+    /// left over is an unknown key.
+    struct Options {
+        private var pairs: [(key: String, value: String?)] = []
+
+        init() {}
+
+        init(_ query: Substring) throws(ParseError) {
+            for pair in query.split(separator: "&", omittingEmptySubsequences: false) {
+                guard !pair.isEmpty else { throw ParseError("an empty device option (nothing between '?' or '&' and the next '&' or the end)") }
+                let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let key = String(kv[0])
+                guard !key.isEmpty else { throw ParseError("device option '\(pair)' has no name before '='") }
+                guard !pairs.contains(where: { $0.key == key }) else { throw ParseError("device option '\(key)' is given twice") }
+                pairs.append((key, kv.count == 2 ? String(kv[1]) : nil))
+            }
+        }
+
+        /// The value of `key`, which must have one; nil when absent.
+        mutating func take(_ key: String) throws(ParseError) -> String? {
+            guard let i = pairs.firstIndex(where: { $0.key == key }) else { return nil }
+            let pair = pairs.remove(at: i)
+            guard let value = pair.value, !value.isEmpty else { throw ParseError("device option '\(key)' needs a value (\(key)=...)") }
+            return value
+        }
+
+        /// Whether the flag `key` is present; it takes no value.
+        mutating func flag(_ key: String) throws(ParseError) -> Bool {
+            guard let i = pairs.firstIndex(where: { $0.key == key }) else { return false }
+            guard pairs.remove(at: i).value == nil else { throw ParseError("device option '\(key)' takes no value: write ?\(key)") }
+            return true
+        }
+
+        /// `wait=<seconds>`, 0 to an hour.
+        mutating func wait() throws(ParseError) -> Duration? {
+            try take("wait").map { (value: String) throws(ParseError) -> Duration in
+                guard let seconds = Double(value), seconds >= 0, seconds <= DeviceSpec.maxWait else {
+                    throw ParseError("device option 'wait': '\(value)' is not a number of seconds from 0 to \(Int(DeviceSpec.maxWait))")
+                }
+                return .milliseconds(Int64((seconds * 1000).rounded()))
+            }
+        }
+
+        /// Throws for the first key no one took.
+        func finish(kind: String, known: [String]) throws(ParseError) {
+            guard let unknown = pairs.first?.key else { return }
+            let near = Suggestion.nearest(unknown, known).map { "; did you mean '\($0)'?" } ?? ""
+            let takes = known.isEmpty ? "they take none" : "they take: " + known.joined(separator: ", ")
+            throw ParseError("device option '\(unknown)' is not known to \(kind) devices (\(takes))\(near)")
+        }
+    }
+}

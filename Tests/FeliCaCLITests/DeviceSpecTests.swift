@@ -1,0 +1,164 @@
+@testable import FeliCaCLI
+import FeliCa
+import FeliCaPCSC
+import FeliCaReaderCodecs
+import FeliCaTransportSupport
+import Testing
+
+// MARK: - Parsing
+
+@Test(arguments: [
+    ("libnfc", DeviceSpec(.libnfc(connstring: nil))),
+    ("libnfc:pn532_uart:/dev/ttyUSB0", DeviceSpec(.libnfc(connstring: "pn532_uart:/dev/ttyUSB0"))),
+    ("libnfc:pn53x_usb:001:004", DeviceSpec(.libnfc(connstring: "pn53x_usb:001:004"))),
+    ("pcsc", DeviceSpec(.pcsc(reader: .first, dialect: nil))),
+    ("pcsc:SONY FeliCa RC-S300/S", DeviceSpec(.pcsc(reader: .named("SONY FeliCa RC-S300/S"), dialect: nil))),
+    ("pcsc?dialect=acr122u&wait=0", DeviceSpec(.pcsc(reader: .first, dialect: .acr122u), wait: .zero)),
+    ("pcsc:ACS?wait=10&dialect=RAW", DeviceSpec(.pcsc(reader: .named("ACS"), dialect: .raw), wait: .seconds(10))),
+    ("usb", DeviceSpec(.usb(.first))),
+    ("usb:054c:06c1", DeviceSpec(.usb(.id(vendor: 0x054c, product: 0x06c1)))),
+    ("usb:054C:06C3", DeviceSpec(.usb(.id(vendor: 0x054c, product: 0x06c3)))),
+    ("usb:001:004", DeviceSpec(.usb(.path(bus: 1, address: 4)))),
+    ("usb:003:127", DeviceSpec(.usb(.path(bus: 3, address: 127)))),
+    ("virtual:suica", DeviceSpec(.virtual(.builtIn("suica"), timing: nil))),
+    ("virtual:wallet?timing=424", DeviceSpec(.virtual(.builtIn("wallet"), timing: .kbps424))),
+    ("virtual:edy.json", DeviceSpec(.virtual(.image(path: "edy.json"), timing: nil))),
+    ("virtual:/tmp/card?timing=212", DeviceSpec(.virtual(.image(path: "/tmp/card"), timing: .kbps212))),
+    ("replay:a.jsonl", DeviceSpec(.replay(path: "a.jsonl", lenient: false))),
+    ("replay:dir/a.jsonl?lenient", DeviceSpec(.replay(path: "dir/a.jsonl", lenient: true))),
+])
+func deviceStringsParse(_ text: String, _ expected: DeviceSpec) throws {
+    let spec = try DeviceSpec(parsing: text)
+    #expect(spec == expected)
+    // Written back, it parses to the same spec.
+    #expect(try DeviceSpec(parsing: spec.description) == spec)
+}
+
+@Test func canonicalStrings() throws {
+    #expect(try DeviceSpec(parsing: "usb:054C:06C1").description == "usb:054c:06c1")
+    #expect(try DeviceSpec(parsing: "pcsc:ACS?wait=10&dialect=RAW").description == "pcsc:ACS?dialect=raw&wait=10")
+    #expect(DeviceSpec(.usb(.path(bus: 1, address: 4))).description == "usb:001:004")
+    #expect(DeviceSpec(.pcsc(reader: .first, dialect: nil), wait: .milliseconds(500)).description == "pcsc?wait=0.5")
+}
+
+@Test(arguments: [
+    ("", "empty"),
+    ("virtual", "'virtual' needs a card"),
+    ("virtual:", "nothing after 'virtual:'"),
+    ("virtual:suca", "no built-in card named 'suca'"),
+    ("virtual:suca", "Did you mean virtual:suica?"),
+    ("virtual:suica?timing=100", "device option 'timing': '100'"),
+    ("virtual:suica?speed=212", "device option 'speed' is not known to virtual devices (they take: timing)"),
+    ("virtual:suica?timeing=212", "did you mean 'timing'?"),
+    ("libnfc:", "nothing after 'libnfc:'"),
+    ("libnfc?dialect=raw", "device option 'dialect' is not known to libnfc devices (they take none)"),
+    ("pcsc:", "nothing after 'pcsc:'"),
+    ("pcsc?dialect=nope", "'nope' is not a PC/SC dialect"),
+    ("pcsc?wait=forever", "device option 'wait': 'forever' is not a number of seconds"),
+    ("pcsc?wait=-1", "device option 'wait': '-1'"),
+    ("pcsc?wait", "device option 'wait' needs a value"),
+    ("pcsc?wait=1&wait=2", "device option 'wait' is given twice"),
+    ("pcsc?&wait=1", "an empty device option"),
+    ("replay", "'replay' needs a trace file"),
+    ("replay:", "nothing after 'replay:'"),
+    ("replay:a.jsonl?lenient=yes", "device option 'lenient' takes no value"),
+    ("usb:", "nothing after 'usb:'"),
+    ("usb:54c:6c1", "'usb:54c:6c1' names no USB reader"),
+    ("usb:1:4", "'usb:1:4' names no USB reader"),
+    ("usb:001:0004", "names no USB reader"),
+    ("usb:054c", "names no USB reader"),
+    ("virtaul:suica", "'virtaul' is not a kind of device"),
+    ("virtaul:suica", "did you mean virtual:suica?"),
+    ("suica", "did you mean virtual:suica?"),
+    ("nfc", "'nfc' is not a kind of device"),
+])
+func badDeviceStringsSayWhatIsWrong(_ text: String, _ reason: String) {
+    #expect {
+        try DeviceSpec(parsing: text)
+    } throws: { error in
+        (error as? DeviceSpec.ParseError)?.reason.contains(reason) == true
+    }
+}
+
+// MARK: - The default device
+
+private func reader(_ spec: DeviceSpec, _ availability: DeviceListing.Availability) -> DeviceListing {
+    DeviceListing(stack: spec.kindName, name: spec.description, spec: spec, availability: availability)
+}
+
+private let serial = DeviceSpec(.libnfc(connstring: "pn532_uart:/dev/ttyUSB9"))
+private let sony = DeviceSpec(.pcsc(reader: .named("Sony RC-S300"), dialect: nil))
+
+@Test func defaultDeviceSkipsReadersThatCannotBeOpened() throws {
+    let readers = [reader(serial, .cannotOpen(reason: "no such file")), reader(sony, .usable(state: "card present"))]
+    let (chosen, note) = try #require(DeviceResolver.choose(readers))
+    #expect(chosen.spec == sony)
+    #expect(note == "2 readers found, using pcsc:Sony RC-S300 (1 cannot be opened) — pass --device to choose")
+}
+
+@Test func defaultDeviceChoiceIgnoresTheStateText() throws {
+    // A usable reader whose state reads like a failure is still usable: the choice is typed.
+    let odd = reader(sony, .usable(state: "cannot open: looks alarming but is a reader's own name for a state"))
+    let (chosen, _) = try #require(DeviceResolver.choose([reader(serial, .cannotOpen(reason: "busy")), odd]))
+    #expect(chosen.spec == sony)
+}
+
+@Test func defaultDeviceFallsBackToTheFirstWhenNoneCanBeOpened() throws {
+    let a = DeviceSpec(.libnfc(connstring: "a")), b = DeviceSpec(.libnfc(connstring: "b"))
+    let readers = [reader(a, .cannotOpen(reason: "busy")), reader(b, .blocked(reasons: ["kernel driver"]))]
+    #expect(try #require(DeviceResolver.choose(readers)).0.spec == a)
+    #expect(DeviceResolver.choose([]) == nil)
+    #expect(try #require(DeviceResolver.choose([reader(sony, .usable(state: "empty"))])).note == nil)
+}
+
+@Test func availabilityShowsAsBefore() {
+    #expect(DeviceListing.Availability.cannotOpen(reason: "busy").state == "cannot open: busy")
+    #expect(DeviceListing.Availability.blocked(reasons: ["a", "b"]).state == "unusable: a; b (see felica doctor)")
+    #expect(DeviceListing.Availability.usable(state: "empty").state == "empty")
+}
+
+// MARK: - Through the executable
+
+@Test(arguments: [
+    (["poll", "--device", "virtual:"], "nothing after 'virtual:'"),
+    (["poll", "--device", "virtual:suca"], "Did you mean virtual:suica?"),
+    (["poll", "--device", "libnfc:"], "nothing after 'libnfc:'"),
+    (["poll", "--device", ""], "option '--device' is empty"),
+    (["poll", "--device", "virtual:suica?timing=1"], "device option 'timing'"),
+    (["balance", "--device", "bogus:x"], "'bogus' is not a kind of device"),
+    (["poll", "--device", "virtual:suica", "--dialect", "sony"], "--dialect applies to PC/SC devices"),
+    (["doctor", "--device", "virtual:suca"], "no built-in card named 'suca'"),
+])
+func badDevicesAreUsageErrors(_ args: [String], _ message: String) throws {
+    let r = try run(args)
+    #expect(r.status == 64, "\(args): \(r.stderr)")
+    #expect(r.stderr.contains(message), "\(args): \(r.stderr)")
+    #expect(r.stderr.hasPrefix("Error: "), "\(r.stderr)")
+    #expect(r.stdout.isEmpty)
+}
+
+@Test func aBadFelicaDeviceIsNamedAsTheSource() throws {
+    let r = try run(["poll"], environment: ["FELICA_DEVICE": "virtual:suca"])
+    #expect(r.status == 64, "\(r.stderr)")
+    #expect(r.stderr.contains("FELICA_DEVICE='virtual:suca'"), "\(r.stderr)")
+    #expect(r.stderr.contains("Did you mean virtual:suica?"), "\(r.stderr)")
+    // --device wins over the environment, bad or not.
+    let given = try run(["poll", "--device", "virtual:suica"], environment: ["FELICA_DEVICE": "virtual:suca"])
+    #expect(given.status == 0, "\(given.stderr)")
+}
+
+@Test func anUnknownLibnfcDriverIsNamed() throws {
+    let r = try run(["poll", "--device", "libnfc:nosuchdriver:x"])
+    #expect(r.status == 1, "\(r.stderr)")
+    #expect(r.stderr.contains("libnfc has no driver named 'nosuchdriver'"), "\(r.stderr)")
+    #expect(r.stderr.contains("pn532_uart"), "\(r.stderr)")
+    #expect(!r.stderr.contains("permission"), "\(r.stderr)")
+}
+
+@Test func usbSaysNoDriverIsBuiltIn() throws {
+    for device in ["usb", "usb:054c:06c1", "usb:001:004"] {
+        let r = try run(["poll", "--device", device])
+        #expect(r.status == 69, "\(r.stderr)")
+        #expect(r.stderr.contains("no USB driver"), "\(r.stderr)")
+    }
+}
