@@ -22,16 +22,7 @@ public final class Console: Sendable {
 
     /// Writes all of `text`; returns errno when a write fails.
     private func write(_ fd: Int32, _ text: String) -> Int32 {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let n = bytes.withUnsafeBufferPointer { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return errno
-            }
-            bytes = bytes.dropFirst(n)
-        }
-        return 0
+        FileOutput.writeAll(fd, Array(text.utf8))
     }
 
     /// Writes data to stdout.
@@ -101,6 +92,11 @@ public enum Colour: Sendable {
 
     /// `text` in `colour` when `fd` gets colour, else unchanged.
     static func paint(_ text: String, _ colour: Colour, fd: Int32) -> String {
-        enabled(fd: fd) ? "\u{1B}[\(colour.code)m\(text)\u{1B}[0m" : text
+        enabled(fd: fd) ? paint(text, colour) : text
+    }
+
+    /// `text` in `colour`.
+    static func paint(_ text: String, _ colour: Colour) -> String {
+        "\u{1B}[\(colour.code)m\(text)\u{1B}[0m"
     }
 }

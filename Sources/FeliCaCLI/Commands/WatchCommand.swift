@@ -110,6 +110,9 @@ struct WatchCommand: CLICommand {
             }
             seen += 1
             if let limit, seen >= limit { break }
+            // Output that cannot be written (a full disk, a closed pipe) ends the watch;
+            // the exit code says why.
+            if console.outputFailed { break }
             console.progress("remove the card")
             while try await session.isPresent(first) {
                 try await Task.sleep(for: interval)
