@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "FeliCaTransportSupport", targets: ["FeliCaTransportSupport"]),
         .library(name: "FeliCaUSB", targets: ["FeliCaUSB"]),
         .library(name: "FeliCaJSON", targets: ["FeliCaJSON"]),
+        .library(name: "FeliCaHistory", targets: ["FeliCaHistory"]),
         .library(name: "FeliCaCLI", targets: ["FeliCaCLI"]),
         .executable(name: "felica", targets: ["felica"]),
         .executable(name: "felica-sim", targets: ["felica-sim"]),
@@ -52,11 +53,17 @@ let package = Package(
             providers: [.apt(["libusb-1.0-0-dev"])]),
         // Sony RC-S380 (Port-100) over libusb.
         .target(name: "FeliCaUSB", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport", "CLibUSB"], swiftSettings: strict),
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        // History kept across readings: SQLite database, merge by card and sequence, CSV export.
+        .target(name: "FeliCaHistory", dependencies: ["FeliCa", "FeliCaCards", "CSQLite"], swiftSettings: strict),
         .target(
             name: "FeliCaCLI",
             dependencies: [
                 "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaTrace", "FeliCaSimulation",
                 "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaTransportSupport", "FeliCaUSB",
+                "FeliCaHistory",
             ],
             // The umockdev bridge of `felica-sim rcs380` (test tooling, run by Debian's python3).
             resources: [.copy("Resources/rcs380-bridge.py")],
@@ -73,6 +80,7 @@ let package = Package(
         .testTarget(name: "FeliCaTransportSupportTests", dependencies: ["FeliCaTransportSupport"], swiftSettings: strict),
         .testTarget(name: "FeliCaJSONTests", dependencies: ["FeliCaJSON"], swiftSettings: strict),
         .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaReaderCodecs"], swiftSettings: strict),
+        .testTarget(name: "FeliCaHistoryTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaHistory", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaCardsTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaTraceTests", dependencies: ["FeliCa", "FeliCaTrace", "FeliCaSimulation", "FeliCaCards"], swiftSettings: strict),
         .testTarget(name: "FeliCaSchedulingTests", dependencies: ["FeliCa", "FeliCaScheduling", "FeliCaSimulation"], swiftSettings: strict),
