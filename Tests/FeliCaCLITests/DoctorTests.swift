@@ -306,7 +306,7 @@ func doctor(_ tree: FakeTree, _ extra: [String] = []) throws -> DoctorResult {
         let lib = r.the("pcsc-lite", "problem")
         #expect(lib?.summary == "pcsc-lite is incomplete, not installed: the pcscd daemon, the CCID driver; PC/SC readers (RC-S300, RC-S660, ACR122U) cannot be used")
         #expect(lib?.fix == "sudo apt-get install pcscd libccid")
-        let usb = r.checks.filter { $0.check == "usb" && $0.verdict == .ok }.map(\.summary)
+        let usb = r.findings.filter { $0.check == "usb" && $0.verdict == "ok" }.map(\.summary)
         #expect(usb == [
             "Sony RC-S380/S (054c:06c1) on USB bus 001 device 006: driven directly over USB (libusb); --device usb:001:006 (or just usb)",
             "Sony RC-S300/S (054c:0dc8) on USB bus 001 device 007: served by PC/SC (pcscd with the CCID driver) as 'SONY FeliCa RC-S300/S'; --device 'pcsc:SONY FeliCa RC-S300/S'",
