@@ -1,3 +1,4 @@
+import FeliCaTransportSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -22,16 +23,7 @@ public final class Console: Sendable {
 
     /// Writes all of `text`; returns errno when a write fails.
     private func write(_ fd: Int32, _ text: String) -> Int32 {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let n = bytes.withUnsafeBufferPointer { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return errno
-            }
-            bytes = bytes.dropFirst(n)
-        }
-        return 0
+        SystemCalls.writeAll(Array(text.utf8)) { Glibc.write(fd, $0, $1) }
     }
 
     /// Writes data to stdout.
