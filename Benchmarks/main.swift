@@ -1,9 +1,10 @@
 // Benchmarks print figures; run with `swift run -c release Benchmarks [section ...]`.
-// Sections: codec, session, libnfc, order, pcsc, cards, memory.
+// Sections: codec, session, libnfc, nfcpy, order, pcsc, cards, memory.
 print("# felica benchmarks (release build expected; debug figures are meaningless)")
 codecBenchmarks()
 await sessionBenchmarks()
 await libnfcBenchmarks()
+await nfcpyBenchmarks()
 await orderBenchmarks()
 await pcscBenchmarks()
 await cardBenchmarks()

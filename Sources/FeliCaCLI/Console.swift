@@ -93,6 +93,11 @@ public enum Colour: Sendable {
 
     /// `text` in `colour` when `fd` gets colour, else unchanged.
     static func paint(_ text: String, _ colour: Colour, fd: Int32) -> String {
-        enabled(fd: fd) ? "\u{1B}[\(colour.code)m\(text)\u{1B}[0m" : text
+        enabled(fd: fd) ? paint(text, colour) : text
+    }
+
+    /// `text` in `colour`.
+    static func paint(_ text: String, _ colour: Colour) -> String {
+        "\u{1B}[\(colour.code)m\(text)\u{1B}[0m"
     }
 }

@@ -27,6 +27,17 @@ struct ChipTimeout: Hashable, Sendable {
         code = c
     }
 
+    /// The longest chip timeout kept for a command that needs less: 102.4 ms (code 11).
+    /// Keeping it saves setting the timeout again; a card that stays silent then costs at
+    /// most this long, the same order as a host polling for the card's leaving.
+    static let longestKept = 11
+
+    /// Whether this timeout, already set, serves a command that needs `wanted`: it is at
+    /// least as long, and no longer than ``longestKept`` unless `wanted` itself is.
+    func suffices(for wanted: ChipTimeout) -> Bool {
+        code == wanted.code || (code > wanted.code && code <= Self.longestKept)
+    }
+
     /// The code libnfc derives from `milliseconds` (mirrors `pn53x_int_to_timeout`), for tests.
     static func libnfcCode(milliseconds ms: Int) -> Int {
         var code = 16

@@ -129,16 +129,20 @@ final class LibNFCConnection: @unchecked Sendable {
         }
         let d = try device()
         let wanted = ChipTimeout(atLeast: timeout)
-        if chipTimeout != wanted {
+        // Each change is an RFConfiguration round trip over the serial line (about 3 ms at
+        // 115200 baud): a watch loop alternating reads and presence checks would pay it
+        // twice a tap. So a longer timeout already set is kept (``ChipTimeout/suffices(for:)``).
+        if !(chipTimeout?.suffices(for: wanted) ?? false) {
             let s = LibNFC.setCommunicationTimeout(d, milliseconds: wanted.milliseconds)
             guard s.isSuccess else { throw failure(s, d, doing: "setting the RF timeout") }
             chipTimeout = wanted
         }
+        let chip = chipTimeout ?? wanted
         // The host waits well past the chip's own timeout, so the chip always speaks first.
         // Should it not, the watchdog aborts the command the PN53x way (libnfc sends an ACK,
         // which stops the chip) instead of letting libnfc time out and leave a reply on the
         // line; libnfc's own timeout is only a backstop.
-        let hostWait = wanted.duration + .milliseconds(150)
+        let hostWait = chip.duration + .milliseconds(150)
         let generation = armWatchdog(after: hostWait)
         let result = LibNFC.transceive(d, packet, timeoutMilliseconds: milliseconds(hostWait) + 1000)
         let fired = disarmWatchdog(generation)
@@ -154,7 +158,7 @@ final class LibNFCConnection: @unchecked Sendable {
                 needsSelect = true
                 throw FeliCaError(.cardGone, "\(label): the card left the reader during the exchange; hold it still on the reader and run the command again")
             }
-            throw FeliCaError(.timeout, "\(label): the card did not answer within \(wanted.duration)")
+            throw FeliCaError(.timeout, "\(label): the card did not answer within \(chip.duration)")
         case .failure(let s):
             throw failure(s, d, doing: "exchanging a packet")
         }

@@ -59,8 +59,22 @@ enum TraceFile {
     }
 
     /// Writes a whole file: to a temporary name beside it, synced, then renamed over `path`,
-    /// so readers never see half a file.
+    /// so readers never see half a file. A `path` that is no regular file (a device such as
+    /// /dev/stdout, a named pipe) is written in place: renaming over it would replace it.
     static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FeliCaError) {
+        var st = stat()
+        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
+            let fd = open(path, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw failure("cannot open \(path)") }
+            do {
+                try write(fd, bytes, path: path)
+                try close(fd, path: path)
+            } catch {
+                Glibc.close(fd)
+                throw error
+            }
+            return
+        }
         let tmp = path + ".tmp-\(getpid())"
         let fd = try create(tmp)
         do {

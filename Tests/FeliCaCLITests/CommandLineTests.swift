@@ -118,3 +118,35 @@ import Testing
         #expect(r.stdout.split(separator: "\n").contains { $0.count > 70 })
     }
 }
+
+/// Colour on a terminal (a pseudo-terminal from script(1)), none when piped or with NO_COLOR.
+@Suite struct ColourTests {
+    static let red = "\u{1B}[31m", green = "\u{1B}[32m", yellow = "\u{1B}[33m"
+
+    /// Runs `felica` on a pseudo-terminal; stdout and stderr both arrive on it.
+    func onTerminal(_ arguments: [String], environment: [String: String] = [:]) throws -> RunResult {
+        let line = (["felica"] + arguments).map { "'\($0)'" }.joined(separator: " ")
+        return try run(program: "/usr/bin/script", ["-qec", line, "/dev/null"], environment: environment)
+    }
+
+    @Test func doctorVerdictsAreColouredOnATerminalOnly() throws {
+        let root = fixture("doctor/blocked")
+        let tty = try onTerminal(["doctor", "--root", root])
+        #expect(tty.stdout.contains(Self.green + "ok\u{1B}[0m"), "\(tty.stdout)")
+        #expect(tty.stdout.contains(Self.red + "problem\u{1B}[0m"), "\(tty.stdout)")
+        let piped = try run(["doctor", "--root", root])
+        #expect(!piped.stdout.contains("\u{1B}["))
+        #expect(piped.stdout.contains("\nproblem  "))
+        let noColour = try onTerminal(["doctor", "--root", root], environment: ["NO_COLOR": "1"])
+        #expect(!noColour.stdout.contains("\u{1B}["))
+    }
+
+    @Test func errorsAreRedOnATerminalOnly() throws {
+        let tty = try onTerminal(["poll", "--bogus"])
+        #expect(tty.stdout.hasPrefix(Self.red + "Error:\u{1B}[0m unknown option '--bogus'"), "\(tty.stdout)")
+        let runtime = try onTerminal(["read", "--service", "1234", "--device", "virtual:suica"])
+        #expect(runtime.stdout.contains(Self.red + "Error:\u{1B}[0m "), "\(runtime.stdout)")
+        #expect(try run(["poll", "--bogus"]).stderr.hasPrefix("Error: unknown option"))
+        #expect(try onTerminal(["poll", "--bogus"], environment: ["NO_COLOR": "1"]).stdout.hasPrefix("Error: unknown option"))
+    }
+}

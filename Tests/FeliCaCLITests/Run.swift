@@ -22,12 +22,13 @@ func fixture(_ name: String) -> String {
 }
 
 /// Runs `felica` (or another built executable) and captures its output.
-func run(_ arguments: [String], executable: String = "felica", environment: [String: String] = [:]) throws -> RunResult {
-    try run(program: binDirectory.appendingPathComponent(executable).path, arguments, environment: environment)
+func run(_ arguments: [String], executable: String = "felica", environment: [String: String] = [:], stdout: String? = nil) throws -> RunResult {
+    try run(program: binDirectory.appendingPathComponent(executable).path, arguments, environment: environment, stdout: stdout)
 }
 
 /// Runs any program (a shell, man) the same way, with the built executables on `PATH`.
-func run(program: String, _ arguments: [String], environment: [String: String] = [:]) throws -> RunResult {
+/// With `stdout`, the program writes its output to that file (e.g. /dev/full) instead of a pipe.
+func run(program: String, _ arguments: [String], environment: [String: String] = [:], stdout: String? = nil) throws -> RunResult {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: program)
     p.arguments = arguments
@@ -41,11 +42,15 @@ func run(program: String, _ arguments: [String], environment: [String: String] =
     for (k, v) in environment { env[k] = v }
     p.environment = env
     let out = Pipe(), err = Pipe()
-    p.standardOutput = out
+    let file = try stdout.map { path in
+        guard let h = FileHandle(forWritingAtPath: path) else { throw CocoaError(.fileNoSuchFile) }
+        return h
+    }
+    p.standardOutput = file ?? out
     p.standardError = err
     try p.run()
     // Read both pipes before waiting, so a large output cannot block the child.
-    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let o = file == nil ? out.fileHandleForReading.readDataToEndOfFile() : Data()
     let e = err.fileHandleForReading.readDataToEndOfFile()
     p.waitUntilExit()
     return RunResult(stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self), status: p.terminationStatus)

@@ -101,6 +101,32 @@ struct LibNFCTransportTests {
         if t.code < 16 { #expect(t.duration >= .microseconds(Int64(ms * 1000))) }
         if t.code > 5 { #expect(Duration.microseconds(100 << (t.code - 2)) < .microseconds(Int64(ms * 1000))) }
     }
+
+    @Test("a chip timeout already set is kept for a command that needs less, up to 102.4 ms")
+    func chipTimeoutKept() {
+        let read = ChipTimeout(atLeast: .milliseconds(40)), presence = ChipTimeout(atLeast: .milliseconds(5))
+        #expect(read.suffices(for: presence))
+        #expect(!presence.suffices(for: read))
+        #expect(!ChipTimeout(atLeast: .milliseconds(400)).suffices(for: presence))
+        #expect(ChipTimeout(atLeast: .milliseconds(400)).suffices(for: ChipTimeout(atLeast: .milliseconds(400))))
+    }
+
+    /// A watch loop reads, checks the card's presence, then reads the next card: the chip
+    /// timeout is set once, not again for each read after a presence check (each setting is
+    /// one more RFConfiguration round trip inside the card's time in the field).
+    @Test("a read after a presence check sends the read alone")
+    func readAfterPresenceCheck() async throws {
+        try await withEmulatedReader(card: try VirtualCard.named("suica")) { t, server in
+            let session = CardSession(transport: t)
+            let first = try await session.detect()
+            _ = try await session.read([BlockRequest(service: 0x008B, blocks: 0..<1), BlockRequest(service: 0x090F, blocks: 0..<1)], from: first)
+            #expect(try await session.isPresent(first))
+            _ = try await session.detect()
+            let before = server.commandCount
+            _ = try await session.read([BlockRequest(service: 0x008B, blocks: 0..<1), BlockRequest(service: 0x090F, blocks: 0..<1)], from: first)
+            #expect(server.commandCount - before == 1, "\(server.commandCount - before) commands to the chip for one read")
+        }
+    }
 }
 
 @Suite("failure paths through real libnfc", .serialized)

@@ -50,7 +50,7 @@ struct DoctorCommand: CLICommand {
         if json {
             JSONOut.print(report.json(), console)
         } else {
-            console.out(report.text())
+            console.out(report.text(colour: Colour.enabled(fd: 1)))
         }
         return report.ready ? ExitCode.ok : ExitCode.unavailable
     }

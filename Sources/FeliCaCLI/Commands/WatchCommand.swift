@@ -122,6 +122,9 @@ struct WatchCommand: CLICommand {
                 read += 1
                 if let limit, read >= limit { break }
             }
+            // Output that cannot be written (a full disk, a closed pipe) ends the watch;
+            // the exit code says why.
+            if console.outputFailed { break }
             virtualCard?.isPresent = false
             console.progress("remove the card")
             while try await session.isPresent(first) {

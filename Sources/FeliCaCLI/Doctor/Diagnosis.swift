@@ -2,6 +2,15 @@
 enum Verdict: String, Sendable, Comparable {
     case ok, warning, problem
 
+    /// How a terminal shows it.
+    var colour: Colour {
+        switch self {
+        case .ok: .green
+        case .warning: .yellow
+        case .problem: .red
+        }
+    }
+
     static func < (a: Verdict, b: Verdict) -> Bool { a.rank < b.rank }
     private var rank: Int { self == .ok ? 0 : self == .warning ? 1 : 2 }
 }

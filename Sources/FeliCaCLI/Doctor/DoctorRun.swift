@@ -102,11 +102,14 @@ struct DoctorRun: Sendable {
     // MARK: - Output
 
     /// The report as text: one line per check, the fix indented under it, a closing line.
-    func text() -> String {
+    /// With `colour`, verdicts are green, yellow or red.
+    func text(colour: Bool = false) -> String {
         var out = ""
         for c in checks {
+            let word = c.verdict.rawValue
+            let painted = colour ? Colour.paint(word, c.verdict.colour) : word
             // A reason can span lines (a replay's expected and actual packets): keep them under the summary.
-            out += Self.pad(c.verdict.rawValue, 9) + c.summary.split(separator: "\n", omittingEmptySubsequences: false)
+            out += painted + String(repeating: " ", count: max(1, 9 - word.count)) + c.summary.split(separator: "\n", omittingEmptySubsequences: false)
                 .joined(separator: "\n         ") + "\n"
             if let fix = c.fix {
                 let lines = fix.split(separator: "\n", omittingEmptySubsequences: false)
