@@ -168,10 +168,19 @@ public actor CardSession {
 
     // MARK: - Reading
 
-    /// Blocks this session sends per Read Without Encryption to `target` right now:
-    /// the IC's known limit, or what the card taught us, or the frame limit (15).
-    public func readLimit(for target: Target) -> Int {
+    /// Blocks the card itself reads at once, as far as known: what it taught us, or the
+    /// IC's known limit, or the frame limit (15).
+    public func cardReadLimit(for target: Target) -> Int {
         learnedReadLimit[target.idm] ?? target.pmm.ic.maximumBlocksPerRead ?? ReadWithoutEncryptionCommand.frameBlockLimit
+    }
+
+    /// Blocks this session sends per Read Without Encryption to `target` right now: the
+    /// card's limit (``cardReadLimit(for:)``), and no more than the transport's longest
+    /// reply holds.
+    public func readLimit(for target: Target) -> Int {
+        let card = cardReadLimit(for: target)
+        guard let longest = transport.longestReply else { return card }
+        return min(card, max(1, (longest - ReadWithoutEncryptionResponse.headerLength) / 16))
     }
 
     /// Reads every requested block in as few commands as the card allows, mixing services
@@ -205,7 +214,8 @@ public actor CardSession {
     /// Sends exactly one Read Without Encryption for `requests`, which must fit one command
     /// (``ReadWithoutEncryptionCommand/fitting(_:limit:)`` with ``readLimit(for:)``).
     /// Returns the blocks of each request, or nil when the card refused the command as too
-    /// many blocks: the session then knows a smaller limit, and the caller cuts again.
+    /// many blocks, or the link found it cannot carry the reply: the session then knows a
+    /// smaller limit (``readLimit(for:)``), and the caller cuts again.
     /// Any other refusal is thrown (`.status`, with the status flags).
     public func readCommand(_ requests: [BlockRequest], from target: Target) async throws(FeliCaError) -> [[[UInt8]]]? {
         var services: [ServiceCode] = []
@@ -216,7 +226,14 @@ public actor CardSession {
             for b in r.blocks { list.append(try BlockListElement(serviceIndex: index!, block: b)) }
         }
         let command = try ReadWithoutEncryptionCommand(idm: target.idm, services: services, blocks: list)
-        let reply = try await repeatable(command.encode(), timeout: timeout(target.pmm, .read, units: list.count))
+        let reply: [UInt8]
+        do {
+            reply = try await repeatable(command.encode(), timeout: timeout(target.pmm, .read, units: list.count))
+        } catch where readLimit(for: target) < list.count {
+            // The link learned it cannot carry this reply (a reader that takes only short
+            // APDUs): ask again for fewer blocks. A read is safe to repeat.
+            return nil
+        }
         let r = try ReadWithoutEncryptionResponse.decode(reply[...], expecting: target.idm)
         if r.status.meansTooManyBlocks && list.count > 1 {
             learnedReadLimit[target.idm] = Self.smallerBatch(than: list.count)

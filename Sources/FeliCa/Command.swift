@@ -83,6 +83,24 @@ public enum Command: Hashable, Sendable {
         }
     }
 
+    /// The longest response packet (LEN included) a card can send to this command; 255
+    /// (the frame limit) where the layout bounds nothing smaller. A reader link that carries
+    /// replies of limited size uses it to pick the APDU form.
+    public var longestResponse: Int {
+        switch self {
+        case .polling: 20
+        case .requestService(let c): 11 + 2 * c.nodes.count
+        case .requestResponse: 11
+        case .readWithoutEncryption(let c): ReadWithoutEncryptionResponse.headerLength + 16 * c.blocks.count
+        case .writeWithoutEncryption, .resetMode: 12
+        case .searchServiceCode: 14
+        // At most 16 systems: the system number is four bits.
+        case .requestSystemCode: 11 + 2 * 16
+        case .requestBlockInformation(let c): 11 + 2 * c.nodes.count
+        case .requestSpecificationVersion: 255
+        }
+    }
+
     /// Time-bound parameters of this command, for ``PMm/maximumResponseTime(for:units:)``.
     public var timing: (kind: ResponseTimeKind, units: Int) {
         switch self {

@@ -28,6 +28,24 @@ public enum CommandCode: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         }
     }
 
+    /// The name in option lists and card images: `request-block-information`.
+    public var name: String {
+        var out = ""
+        for c in description {
+            if c == " " { out.append("-") } else { out += c.lowercased() }
+        }
+        return out
+    }
+
+    /// From ``name`` (`polling`, `request-service`, ...), any case.
+    public init?(name: String) {
+        guard let c = Self.allCases.first(where: { $0.name == name.lowercased() }) else { return nil }
+        self = c
+    }
+
+    /// Every ``name``, for usage messages.
+    public static var names: String { allCases.map(\.name).joined(separator: ", ") }
+
     /// Which PMm byte bounds this command's response time.
     public var timing: ResponseTimeKind {
         switch self {

@@ -94,6 +94,9 @@ public struct ReadWithoutEncryptionResponse: Hashable, Sendable {
     /// so decoding copies nothing.
     public var data: ArraySlice<UInt8>
 
+    /// Bytes before the block data: LEN, code, IDm, SF1, SF2 and the block count.
+    public static let headerLength = 13
+
     public init(idm: IDm, status: StatusFlags, data: ArraySlice<UInt8> = []) {
         self.idm = idm
         self.status = status

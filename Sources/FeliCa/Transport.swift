@@ -15,6 +15,20 @@ public protocol Transport: AnyObject, Sendable {
     func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8]
     /// Releases the device; later exchanges throw.
     func close() async
+    /// The longest card reply (packet with LEN) the link brings back; nil = any FeliCa
+    /// packet. A PC/SC reader that takes only short APDUs carries less than a 15-block read
+    /// returns, so the session asks for fewer blocks at once.
+    var longestReply: Int? { get }
+    /// The IDm and PMm of the card in the field as the reader itself reports them, for a
+    /// reader that will not forward Polling; nil when the reader cannot tell.
+    func readerReportedIdentity() async throws(FeliCaError) -> (idm: IDm, pmm: PMm)?
+}
+
+extension Transport {
+    /// Most links carry any FeliCa packet.
+    public var longestReply: Int? { nil }
+    /// Most readers forward Polling and report nothing themselves.
+    public func readerReportedIdentity() async throws(FeliCaError) -> (idm: IDm, pmm: PMm)? { nil }
 }
 
 /// Air-interface timing facts (FELICA.md, "Polling timing").

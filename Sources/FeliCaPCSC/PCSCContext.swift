@@ -174,6 +174,15 @@ final class PCSCCard: @unchecked Sendable {
         return Array(buffer.prefix(Int(length)))
     }
 
+    /// SCardControl: a driver request (`code` from the PC/SC Part 10 feature list), its reply.
+    func control(_ code: UInt, _ input: [UInt8] = []) throws(FeliCaError) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        var length: DWORD = 0
+        let rc = SCardControl(handle, DWORD(code), input, DWORD(input.count), &buffer, DWORD(buffer.count), &length)
+        guard rc == SCARD_S_SUCCESS else { throw pcscError(rc, "SCardControl", reader: reader, phase: .exchanging) }
+        return Array(buffer.prefix(Int(length)))
+    }
+
     /// SCardStatus: the ATR of the connected card.
     func atr() throws(FeliCaError) -> [UInt8] {
         var atr = [UInt8](repeating: 0, count: Int(MAX_ATR_SIZE))

@@ -33,10 +33,17 @@ public final class PCSCTransport: Transport {
     /// The IDm Get Data returned, nil when the reader does not support it.
     public let idm: IDm?
     /// The dialect in use.
-    public let dialect: PCSCDialect
+    public var dialect: PCSCDialect { driver.dialect }
+    /// What the reader's driver says about the longest APDU it carries
+    /// (`dwMaxAPDUDataSize`: 0 = short APDUs only); nil when the driver does not say.
+    public let maxAPDUDataSize: UInt64?
+    /// What the reader has refused so far: APDU forms and FeliCa commands.
+    public var limits: PCSCDialectDriver.Limits { driver.limits }
     /// A round trip through pcscd and USB; the reader enforces the card timeout itself.
     public var linkLatency: Duration { .milliseconds(3) }
+    public var longestReply: Int? { driver.longestReply }
 
+    private let driver: PCSCDialectDriver
     private let queue: DeviceThread
     private let context: PCSCContext
     private let state: Mutex<State>
@@ -47,13 +54,14 @@ public final class PCSCTransport: Transport {
         var broken: FeliCaError?
     }
 
-    private init(name: String, readerName: String, atr: ATR, idm: IDm?, dialect: PCSCDialect,
+    private init(name: String, readerName: String, atr: ATR, idm: IDm?, driver: PCSCDialectDriver, maxAPDUDataSize: UInt64?,
                  queue: DeviceThread, context: PCSCContext, card: PCSCCard) {
         self.name = name
         self.readerName = readerName
         self.atr = atr
         self.idm = idm
-        self.dialect = dialect
+        self.driver = driver
+        self.maxAPDUDataSize = maxAPDUDataSize
         self.queue = queue
         self.context = context
         self.state = Mutex(State(card: card))
@@ -73,7 +81,7 @@ public final class PCSCTransport: Transport {
         let context = try await queue.run { () throws(FeliCaError) in try PCSCContext.establish() }
         let clock = ContinuousClock()
         let deadline = clock.now + options.cardWait
-        let outcome: Result<(ReaderState, PCSCCard, IDm?, PCSCDialect), FeliCaError> = await withTaskCancellationHandler {
+        let outcome: Result<Connection, FeliCaError> = await withTaskCancellationHandler {
             do throws(FeliCaError) {
                 return .success(try await queue.run { () throws(FeliCaError) in
                     try connectToCard(context, spec: spec, until: deadline, options: options)
@@ -88,17 +96,17 @@ public final class PCSCTransport: Transport {
             await queue.run { context.release() }
             queue.stop()
         }
-        let (reader, card, idm, dialect) = try outcome.get()
-        let atr = try ATR(reader.atr)
-        return PCSCTransport(name: name ?? spec.map { "pcsc:" + $0 } ?? "pcsc", readerName: reader.name, atr: atr, idm: idm, dialect: dialect,
-                             queue: queue, context: context, card: card)
+        let c = try outcome.get()
+        let atr = try ATR(c.reader.atr)
+        return PCSCTransport(name: name ?? spec.map { "pcsc:" + $0 } ?? "pcsc", readerName: c.reader.name, atr: atr, idm: c.idm, driver: c.driver,
+                             maxAPDUDataSize: c.maxAPDUDataSize, queue: queue, context: context, card: c.card)
     }
 
     public func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
         let (card, broken) = state.withLock { ($0.card, $0.broken) }
         if let broken { throw broken }
         guard let card else { throw FeliCaError(.readerGone, "\(name): the reader was closed") }
-        let driver = PCSCDialectDriver(dialect: dialect)
+        let driver = self.driver
         let reader = readerName
         // The reader enforces `timeout`; the host only guards against a call that never returns.
         let stuck = FeliCaError(.readerGone, "PC/SC reader '\(reader)' did not answer within \(seconds(timeout + .seconds(3))): unplug and replug it, or restart pcscd")
@@ -118,7 +126,7 @@ public final class PCSCTransport: Transport {
 
     public func close() async {
         guard let card = state.withLock({ s -> PCSCCard? in defer { s.card = nil }; return s.card }) else { return }
-        let driver = PCSCDialectDriver(dialect: dialect)
+        let driver = self.driver
         // Queued behind any exchange still running; a stuck one is not waited for long.
         _ = try? await queue.run(limit: .seconds(2), onExpiry: FeliCaError(.timeout, "close")) { () throws(FeliCaError) in
             driver.end(Self.transmitter(card))
@@ -130,13 +138,36 @@ public final class PCSCTransport: Transport {
         }
     }
 
+    /// Get Data for the IDm (`FF CA 00 00 00`) and the PMm (`FF CA 01 00 00`): what the
+    /// reader found when it detected the card, for readers that refuse to forward Polling.
+    public func readerReportedIdentity() async throws(FeliCaError) -> (idm: IDm, pmm: PMm)? {
+        let card = state.withLock { $0.card }
+        guard let card else { throw FeliCaError(.readerGone, "\(name): the reader was closed") }
+        return try await queue.run(limit: .seconds(5), onExpiry: FeliCaError(.readerGone, "PC/SC reader '\(readerName)' did not answer Get Data")) { () throws(FeliCaError) -> (idm: IDm, pmm: PMm)? in
+            let transmit = Self.transmitter(card)
+            guard let idm = try? PCSCStorageAPDU.idm(fromGetUID: transmit(PCSCStorageAPDU.getUID)),
+                  let pmm = try? PCSCStorageAPDU.pmm(fromGetData: transmit(PCSCStorageAPDU.getPMm))
+            else { return nil }
+            return (idm, pmm)
+        }
+    }
+
     // MARK: - Opening, on the device queue
+
+    /// A card connected in a settled dialect.
+    struct Connection: Sendable {
+        var reader: ReaderState
+        var card: PCSCCard
+        var idm: IDm?
+        var driver: PCSCDialectDriver
+        var maxAPDUDataSize: UInt64?
+    }
 
     /// Waits for a FeliCa card, connects, reads the IDm and settles the dialect. pcscd's view
     /// of a reader can be a moment old (a card just taken away still shows as present), so a
     /// card that fails right after connecting sends us back to waiting for the reader's
     /// next state change (at most a second), until `deadline`.
-    static func connectToCard(_ context: PCSCContext, spec: String?, until deadline: ContinuousClock.Instant, options: Options) throws(FeliCaError) -> (ReaderState, PCSCCard, IDm?, PCSCDialect) {
+    static func connectToCard(_ context: PCSCContext, spec: String?, until deadline: ContinuousClock.Instant, options: Options) throws(FeliCaError) -> Connection {
         let clock = ContinuousClock()
         while true {
             let reader = try waitForCard(context, spec: spec, wait: max(.zero, deadline - clock.now), total: options.cardWait)
@@ -144,8 +175,10 @@ public final class PCSCTransport: Transport {
                 let card = try context.connect(reader.name, exclusive: options.exclusive)
                 let transmit = Self.transmitter(card)
                 let idm = try? PCSCStorageAPDU.idm(fromGetUID: transmit(PCSCStorageAPDU.getUID))
-                let dialect = try settleDialect(reader: reader.name, forced: options.dialect, transmit)
-                return (reader, card, idm, dialect)
+                let maxAPDU = maxAPDUDataSize(card)
+                let known = PCSCDialectDriver.Limits(refusedForms: maxAPDU == 0 ? [.extended] : [])
+                let driver = try settleDialect(reader: reader.name, forced: options.dialect, limits: known, transmit)
+                return Connection(reader: reader, card: card, idm: idm, driver: driver, maxAPDUDataSize: maxAPDU)
             } catch where [.cardGone, .noCard, .transmission].contains(error.code) {
                 let left = deadline - clock.now
                 guard left > .zero else { throw explain(error, dialect: options.dialect, reader: reader.name, context: context) }
@@ -201,13 +234,26 @@ public final class PCSCTransport: Transport {
         throw FeliCaError(.badInput, "'\(spec)' matches several PC/SC readers (\(matches.map { "'\($0)'" }.joined(separator: ", "))): give more of the name")
     }
 
+    /// What the reader's driver says about APDU sizes (PC/SC Part 10 `dwMaxAPDUDataSize`,
+    /// through the feature list); nil when it says nothing (vpcd, drivers without Part 10).
+    static func maxAPDUDataSize(_ card: PCSCCard) -> UInt64? {
+        guard let features = try? card.control(UInt(felica_ioctl_get_feature_request())),
+              let code = try? Part10.controlCode(of: Part10.getTLVProperties, in: features),
+              let list = try? card.control(UInt(code)),
+              let properties = try? Part10.properties(list)
+        else { return nil }
+        return properties[Part10.Property.maxAPDUDataSize]
+    }
+
     /// The dialect to use: the forced one (checked), else the name's guess, then the
-    /// fallback order, keeping the first that answers a Polling.
-    static func settleDialect(reader: String, forced: PCSCDialect?, _ transmit: PCSCDialectDriver.Transmit) throws(FeliCaError) -> PCSCDialect {
+    /// fallback order, keeping the first in which the card answers a Polling or the reader
+    /// refuses it in the dialect's own reply format.
+    static func settleDialect(reader: String, forced: PCSCDialect?, limits: PCSCDialectDriver.Limits = .init(), _ transmit: PCSCDialectDriver.Transmit) throws(FeliCaError) -> PCSCDialectDriver {
         if let forced {
             do {
-                _ = try PCSCDialectDriver(dialect: forced).probe(transmit)
-                return forced
+                let driver = PCSCDialectDriver(dialect: forced, limits: limits)
+                _ = try driver.probe(transmit)
+                return driver
             } catch where error.code == .timeout {
                 // The ATR said a FeliCa card is there, so silence points at the dialect.
                 throw FeliCaError(.unsupported, "the FeliCa card on PC/SC reader '\(reader)' did not answer a Polling sent in the \(forced) dialect although the reader reports it present (\(error.reason)): the reader probably does not speak the \(forced) dialect. Pass another --dialect (\(PCSCDialect.names)) or leave it out to detect it")
@@ -220,8 +266,9 @@ public final class PCSCTransport: Transport {
         var failures: [String] = []
         for dialect in order {
             do {
-                _ = try PCSCDialectDriver(dialect: dialect).probe(transmit)
-                return dialect
+                let driver = PCSCDialectDriver(dialect: dialect, limits: limits)
+                _ = try driver.probe(transmit)
+                return driver
             } catch where isDialectMismatch(error) || error.code == .timeout {
                 failures.append("\(dialect): \(error.reason)")
             }

@@ -64,7 +64,7 @@ extension CardImage {
             systems.append(try await readSystem(first.systemCode ?? .wildcard, first, cardPMm: first.pmm, session))
         }
         var image = CardImage(pmm: first.pmm, systems: systems)
-        let limit = await session.readLimit(for: first)
+        let limit = await session.cardReadLimit(for: first)
         if limit < (first.pmm.ic.maximumBlocksPerRead ?? ReadWithoutEncryptionCommand.frameBlockLimit) {
             image.maxBlocksPerRead = limit
         }

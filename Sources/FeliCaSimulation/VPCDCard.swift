@@ -25,6 +25,9 @@ public final class VPCDCard: Sendable {
         public var dialect: PCSCDialect = .part3
         /// ACR122U only: answer `61 xx` and serve the data on GET RESPONSE (T=0 behaviour).
         public var getResponse = false
+        /// Part 3 and Sony: how the reader departs from the plain dialect (refused
+        /// commands, APDU forms, cut replies).
+        public var quirks = VPCDResponder.Quirks()
         /// How long to keep trying while vpcd does not accept connections yet (pcscd starting).
         public var connectWait: Duration = .seconds(10)
         /// Set `TCP_QUICKACK` before every read. Off only to measure what delayed ACKs cost.
@@ -82,7 +85,7 @@ public final class VPCDCard: Sendable {
 
     /// ``serve()`` on the calling thread.
     public func serveBlocking() throws(FeliCaError) -> End {
-        guard let idm = card.systems.first?.idm else {
+        guard let idm = card.systems.first?.idm, let pmm = card.systems.first?.pmm else {
             throw FeliCaError(.badInput, "the card image has no system, so the virtual card has no IDm")
         }
         link.withLock { $0 = (nil, false) }
@@ -97,7 +100,7 @@ public final class VPCDCard: Sendable {
         }
         if ejected { return .removed }
         let card = self.card
-        var responder = VPCDResponder(dialect: options.dialect, idm: idm, getResponse: options.getResponse) { card.respond(to: $0) }
+        var responder = VPCDResponder(dialect: options.dialect, idm: idm, pmm: pmm, getResponse: options.getResponse, quirks: options.quirks) { card.respond(to: $0) }
         while true {
             guard let message = try receive(socket) else {
                 return link.withLock { $0.ejected } ? .removed : .readerClosed
@@ -107,7 +110,7 @@ public final class VPCDCard: Sendable {
                 case 0x04: try send(socket, atr)
                 case 0x00, 0x01, 0x02:
                     // Power cycles end any transparent session, as on a real reader.
-                    responder = VPCDResponder(dialect: options.dialect, idm: idm, getResponse: options.getResponse) { card.respond(to: $0) }
+                    responder = VPCDResponder(dialect: options.dialect, idm: idm, pmm: pmm, getResponse: options.getResponse, quirks: options.quirks) { card.respond(to: $0) }
                 default: continue
                 }
                 continue

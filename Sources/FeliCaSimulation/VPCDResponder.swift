@@ -9,12 +9,45 @@ import FeliCaReaderCodecs
 /// Every APDU gets an answer (vpcd treats an empty reply as a dead card); a card that
 /// stays silent shows as the dialect's "no response" status.
 public struct VPCDResponder {
+    /// Where a reader's firmware departs from the plain dialect, as real readers do (the
+    /// RC-S300 in particular). The default is a reader that takes everything.
+    public struct Quirks: Hashable, Sendable {
+        /// FeliCa commands the reader will not forward in a transparent exchange: it answers
+        /// `C0 03 01 6A 80` (refused, data object 1) and the card never sees them.
+        public var refused: Set<CommandCode> = []
+        /// APDU forms the reader takes for a transparent exchange; the other form gets
+        /// `67 00` (wrong length). Session and switch-protocol commands are always taken.
+        public var forms: Set<TransparentExchange.Form> = [.short, .extended]
+        /// Cut response data to 256 bytes when the command was a short APDU, as a reader
+        /// that cannot carry more in one short response would (status word kept).
+        public var cutsLongReplies = false
+
+        public init(refused: Set<CommandCode> = [], forms: Set<TransparentExchange.Form> = [.short, .extended], cutsLongReplies: Bool = false) {
+            self.refused = refused
+            self.forms = forms
+            self.cutsLongReplies = cutsLongReplies
+        }
+
+        /// `refusing polling; short APDUs only; cutting long replies`, or `none`.
+        public var summary: String {
+            var parts: [String] = []
+            if !refused.isEmpty { parts.append("refusing " + refused.sorted { $0.rawValue < $1.rawValue }.map(\.name).joined(separator: ",")) }
+            if forms.count == 1, let only = forms.first { parts.append("\(only) APDUs only") }
+            if cutsLongReplies { parts.append("cutting replies beyond 256 bytes") }
+            return parts.isEmpty ? "none" : parts.joined(separator: "; ")
+        }
+    }
+
     /// The dialect spoken.
     public let dialect: PCSCDialect
+    /// How this reader departs from the plain dialect.
+    public let quirks: Quirks
     /// ACR122U only: answer `61 xx` and wait for GET RESPONSE, as the ACR122U does under T=0.
     public let getResponse: Bool
-    /// What Get Data (`FF CA`) returns.
+    /// What Get Data (`FF CA 00 00`) returns.
     public let idm: IDm
+    /// What Get Data P1 01 (`FF CA 01 00`) returns; nil answers `6A 81`.
+    public let pmm: PMm?
     /// The card: a FeliCa packet in, its reply out, nil when it stays silent.
     public let card: ([UInt8]) -> [UInt8]?
 
@@ -24,9 +57,11 @@ public struct VPCDResponder {
     /// Bytes announced by `61 xx`, waiting for GET RESPONSE.
     private var pending: ResponseAPDU?
 
-    public init(dialect: PCSCDialect, idm: IDm, getResponse: Bool = false, card: @escaping ([UInt8]) -> [UInt8]?) {
+    public init(dialect: PCSCDialect, idm: IDm, pmm: PMm? = nil, getResponse: Bool = false, quirks: Quirks = Quirks(), card: @escaping ([UInt8]) -> [UInt8]?) {
         self.dialect = dialect
+        self.quirks = quirks
         self.idm = idm
+        self.pmm = pmm
         self.getResponse = getResponse
         self.card = card
     }
@@ -36,7 +71,11 @@ public struct VPCDResponder {
         guard let apdu = try? CommandAPDU.decode(bytes[...]) else {
             return ResponseAPDU(status: .wrongLength).encode()
         }
-        return respond(to: apdu).encode()
+        var response = respond(to: apdu)
+        if quirks.cutsLongReplies && !apdu.isExtended && response.data.count > 256 {
+            response.data = Array(response.data.prefix(256))
+        }
+        return response.encode()
     }
 
     /// Answers one command APDU.
@@ -44,6 +83,9 @@ public struct VPCDResponder {
         if apdu.cla != 0xFF { return ResponseAPDU(status: .claNotSupported) }
         if PCSCStorageAPDU.isGetUID(apdu) {
             return ResponseAPDU(data: idm.bytes, status: .success)
+        }
+        if PCSCStorageAPDU.isGetPMm(apdu) {
+            return pmm.map { ResponseAPDU(data: $0.bytes, status: .success) } ?? ResponseAPDU(status: .functionNotSupported)
         }
         switch dialect {
         case .acr122u: return acr122(apdu)
@@ -135,11 +177,17 @@ public struct VPCDResponder {
             feliCaSelected = true
             return TransparentExchange.reply()
         case .transparentExchange:
+            guard quirks.forms.contains(apdu.isExtended ? .extended : .short) else {
+                return ResponseAPDU(status: .wrongLength)
+            }
             guard sessionOpen && feliCaSelected else {
                 return TransparentExchange.reply(status: .notAllowed, failedObject: 1)
             }
             guard let packet = request.object(TransparentExchange.Tag.transceive)?.value else {
                 return TransparentExchange.reply(status: .functionNotSupported, failedObject: 1)
+            }
+            if packet.count >= 2, let code = CommandCode(rawValue: packet[1]), quirks.refused.contains(code) {
+                return TransparentExchange.reply(status: .wrongData, failedObject: 1)
             }
             // Readers add response status objects before the data; clients must skip them.
             let extra = [

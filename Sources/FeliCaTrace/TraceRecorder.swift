@@ -27,6 +27,10 @@ public final class TraceRecorder: Transport {
 
     public var name: String { inner.name }
     public var linkLatency: Duration { inner.linkLatency }
+    public var longestReply: Int? { inner.longestReply }
+    public func readerReportedIdentity() async throws(FeliCaError) -> (idm: IDm, pmm: PMm)? {
+        try await inner.readerReportedIdentity()
+    }
 
     private let clock = ContinuousClock()
     private let start: ContinuousClock.Instant

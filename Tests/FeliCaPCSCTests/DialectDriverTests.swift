@@ -12,8 +12,9 @@ final class InMemoryReader: Sendable {
     /// Every APDU sent, for checking what went over the wire.
     let log = Mutex<[[UInt8]]>([])
 
-    init(card: VirtualCard, dialect: PCSCDialect, getResponse: Bool = false) {
-        responder = Mutex(VPCDResponder(dialect: dialect, idm: card.systems[0].idm, getResponse: getResponse) { card.respond(to: $0) })
+    init(card: VirtualCard, dialect: PCSCDialect, getResponse: Bool = false, quirks: VPCDResponder.Quirks = .init()) {
+        responder = Mutex(VPCDResponder(dialect: dialect, idm: card.systems[0].idm, pmm: card.systems[0].pmm,
+                                        getResponse: getResponse, quirks: quirks) { card.respond(to: $0) })
     }
 
     var transmit: PCSCDialectDriver.Transmit {
@@ -32,12 +33,13 @@ final class InMemoryPCSCTransport: Transport {
     let reader: InMemoryReader
     let driver: PCSCDialectDriver
     var linkLatency: Duration { .zero }
+    var longestReply: Int? { driver.longestReply }
 
     init(reader: InMemoryReader, dialect: PCSCDialect) throws(FeliCaError) {
         self.name = "memory:\(dialect)"
         self.reader = reader
         self.driver = PCSCDialectDriver(dialect: dialect)
-        try driver.begin(reader.transmit)
+        _ = try driver.probe(reader.transmit)
     }
 
     func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
@@ -113,7 +115,7 @@ struct DialectDriverTests {
         let reader = InMemoryReader(card: try VirtualCard.named("suica"), dialect: actual)
         let found = try PCSCTransport.settleDialect(reader: "Virtual PCD 00 00", forced: nil, reader.transmit)
         // The stand-in accepts INS C2 and 50 alike, so a Sony reader is found as part3.
-        #expect(found == (actual == .sony ? .part3 : actual))
+        #expect(found.dialect == (actual == .sony ? .part3 : actual))
     }
 
     @Test("a forced dialect the reader does not speak is a clear error", arguments: [
@@ -128,6 +130,59 @@ struct DialectDriverTests {
             #expect(error.code == .unsupported)
             #expect(error.reason.contains("not speak the \(forced) dialect"))
             #expect(error.reason.contains("--dialect"))
+        }
+    }
+
+    struct QuirkSetup: Sendable, CustomStringConvertible {
+        var dialect: PCSCDialect
+        var forms: Set<TransparentExchange.Form>
+        var cut: Bool
+        var description: String { "\(dialect), \(forms.count == 2 ? "both forms" : "\(forms.first!) only")\(cut ? ", cutting long replies" : "")" }
+    }
+
+    static let quirkSetups: [QuirkSetup] = [PCSCDialect.part3, .sony].flatMap { d in
+        [Set<TransparentExchange.Form>([.short, .extended]), [.short], [.extended]].flatMap { f in
+            [false, true].map { QuirkSetup(dialect: d, forms: f, cut: $0) }
+        }
+    }
+
+    @Test("every APDU form a reader takes or refuses still reads the whole card; no reply to a short APDU outgrows 256 bytes", arguments: quirkSetups)
+    func forms(_ q: QuirkSetup) async throws {
+        let expected = try await CardImage.read(using: CardSession(transport: VirtualTransport(card: try VirtualCard.named("suica"), name: "virtual:suica")))
+        let reader = InMemoryReader(card: try VirtualCard.named("suica"), dialect: q.dialect,
+                                    quirks: .init(forms: q.forms, cutsLongReplies: q.cut))
+        let transport = try InMemoryPCSCTransport(reader: reader, dialect: q.dialect)
+        let image = try await CardImage.read(using: CardSession(transport: transport))
+        await transport.close()
+        #expect(image.jsonText() == expected.jsonText())
+        // What the driver learned is what the reader refused.
+        let learned = transport.driver.limits.refusedForms
+        #expect(learned.isDisjoint(with: q.forms))
+        #expect(transport.longestReply == (q.forms == [.short] ? TransparentExchange.longestPacketInShortReply : nil))
+        // Every exchange went in a form the reader takes, bar the one that taught the driver.
+        let exchanges = reader.log.withLock { $0 }.compactMap { try? CommandAPDU.decode($0[...]) }.filter { $0.p2 == 0x01 }
+        let refusedSent = exchanges.filter { !q.forms.contains($0.isExtended ? .extended : .short) }
+        #expect(refusedSent.count <= 1)
+        if q.dialect == .sony && q.forms.contains(.extended) {
+            #expect(exchanges.allSatisfy { $0.length == .extendedWithThreeByteLe })
+        }
+    }
+
+    @Test("a reader that refuses Polling is still the right dialect; Get Data gives the IDm and PMm")
+    func pollingRefused() throws {
+        let card = try VirtualCard.named("suica")
+        for dialect in [PCSCDialect.part3, .sony] {
+            let reader = InMemoryReader(card: card, dialect: dialect, quirks: .init(refused: [.polling, .requestSystemCode]))
+            let driver = try PCSCTransport.settleDialect(reader: "SONY FeliCa RC-S300/P 00 00", forced: dialect, reader.transmit)
+            #expect(driver.limits.refusedCommands == [.polling])
+            guard case .pollingRefused = try driver.probe(reader.transmit) else {
+                Issue.record("\(dialect): Polling was not reported as refused")
+                continue
+            }
+            #expect(try PCSCStorageAPDU.pmm(fromGetData: reader.transmit(PCSCStorageAPDU.getPMm)) == card.systems[0].pmm)
+            let rsc = RequestSystemCodeCommand(idm: card.systems[0].idm).encode()
+            #expect(throws: FeliCaError(.unsupported, "")) { try driver.exchange(rsc, timeout: .milliseconds(10), reader.transmit) }
+            #expect(driver.limits.refusedCommands == [.polling, .requestSystemCode])
         }
     }
 

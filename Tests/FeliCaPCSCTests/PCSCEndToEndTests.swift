@@ -12,11 +12,12 @@ struct PCSCEndToEndTests {
         let vpcd: VPCDCard
         let task: Task<VPCDCard.End, any Error>
 
-        init(_ card: VirtualCard, port: UInt16, dialect: PCSCDialect, getResponse: Bool = false) {
+        init(_ card: VirtualCard, port: UInt16, dialect: PCSCDialect, getResponse: Bool = false, quirks: VPCDResponder.Quirks = .init()) {
             var options = VPCDCard.Options()
             options.port = port
             options.dialect = dialect
             options.getResponse = getResponse
+            options.quirks = quirks
             let vpcd = VPCDCard(card: card, options: options)
             self.vpcd = vpcd
             task = Task { try await vpcd.serve() }
@@ -52,6 +53,32 @@ struct PCSCEndToEndTests {
         #expect(transport.atr.isFeliCa)
         #expect(transport.idm == card.systems[0].idm)
         let image = try await CardImage.read(using: CardSession(transport: transport))
+        await transport.close()
+        #expect(image.jsonText() == expected.jsonText())
+        #expect(try await served.stop() == .removed)
+    }
+
+    struct Quirky: Sendable, CustomStringConvertible {
+        var dialect: PCSCDialect
+        var quirks: VPCDResponder.Quirks
+        var description: String { "\(dialect), \(quirks.summary)" }
+    }
+
+    static let quirky: [Quirky] = [PCSCDialect.part3, .sony].flatMap { d in
+        [Set<TransparentExchange.Form>([.short, .extended]), [.short], [.extended]].flatMap { f in
+            [false, true].map { Quirky(dialect: d, quirks: .init(forms: f, cutsLongReplies: $0)) }
+        }
+    }
+
+    @Test("a reader that takes only short or only extended APDUs, or cuts long replies, still gives the whole card through pcscd", arguments: quirky)
+    func apduForms(_ q: Quirky) async throws {
+        let daemon = try PrivatePCSCD()
+        defer { daemon.stop() }
+        let expected = try await CardImage.read(using: CardSession(transport: VirtualTransport(card: try VirtualCard.named("suica"), name: "virtual:suica")))
+        let served = ServedCard(try VirtualCard.named("suica"), port: daemon.port, dialect: q.dialect, quirks: q.quirks)
+        let transport = try await PCSCTransport.open(.first, options: .init(dialect: q.dialect, cardWait: .seconds(10)))
+        let image = try await CardImage.read(using: CardSession(transport: transport))
+        #expect(transport.longestReply == (q.quirks.forms == [.short] ? TransparentExchange.longestPacketInShortReply : nil))
         await transport.close()
         #expect(image.jsonText() == expected.jsonText())
         #expect(try await served.stop() == .removed)

@@ -32,6 +32,12 @@ struct APDUTests {
                apdu: CommandAPDU(cla: 0xFF, ins: 0, p1: 0, p2: 0, data: [UInt8](repeating: 0xAB, count: 300))),
         Vector(name: "case 4 extended", wire: "FF 00 00 00 00 01 00 " + String(repeating: "01 ", count: 256) + "00 00",
                apdu: CommandAPDU(cla: 0xFF, ins: 0, p1: 0, p2: 0, data: [UInt8](repeating: 1, count: 256), le: 65536)),
+        Vector(name: "case 4 extended though short would fit", wire: "FF C2 00 01 00 00 02 81 00 00 00",
+               apdu: CommandAPDU(cla: 0xFF, ins: 0xC2, p1: 0, p2: 1, data: [0x81, 0x00], le: 65536, length: .extended)),
+        Vector(name: "case 2 extended though short would fit", wire: "FF CA 00 00 00 00 08",
+               apdu: CommandAPDU(cla: 0xFF, ins: 0xCA, p1: 0, p2: 0, le: 8, length: .extended)),
+        Vector(name: "extended, Le as 00 hi lo (Sony's RC-S300 form)", wire: "FF 50 00 01 00 00 02 81 00 00 00 00",
+               apdu: CommandAPDU(cla: 0xFF, ins: 0x50, p1: 0, p2: 1, data: [0x81, 0x00], le: 65536, length: .extendedWithThreeByteLe)),
     ]
 
     @Test("encodes and decodes", arguments: vectors)
@@ -51,6 +57,25 @@ struct APDUTests {
         #expect(throws: FeliCaError.trailingBytes) { try CommandAPDU.decode(bytes("FF C2 00 00 01 81 00 00")[...]) }
         #expect(throws: FeliCaError.truncated) { try CommandAPDU.decode(bytes("FF 00 00 00 00 01 2C AB")[...]) }
         #expect(throws: FeliCaError(.invalidField, "")) { try CommandAPDU.decode(bytes("FF 00 00 00 00 00 00 AB")[...]) }
+        #expect(throws: FeliCaError(.invalidField, "")) { try CommandAPDU.decode(bytes("FF 50 00 01 00 00 02 81 00 01 00 00")[...]) }
+        #expect(throws: FeliCaError.trailingBytes) { try CommandAPDU.decode(bytes("FF 50 00 01 00 00 02 81 00 00 00 00 00")[...]) }
+    }
+
+    @Test("reads PC/SC Part 10 features and properties as libccid reports them")
+    func part10() throws {
+        // Feature list: FEATURE_GET_TLV_PROPERTIES (12) at control code 0x42330012, big-endian.
+        let features = bytes("06 04 42 33 00 06 12 04 42 33 00 12")
+        #expect(try Part10.controlCode(of: Part10.getTLVProperties, in: features) == 0x4233_0012)
+        #expect(try Part10.controlCode(of: 0x13, in: features) == nil)
+        #expect(throws: FeliCaError(.invalidField, "")) { try Part10.controlCode(of: 0x12, in: bytes("12 02 00 01")) }
+        #expect(throws: FeliCaError.truncated) { try Part10.controlCode(of: 0x12, in: bytes("12 04 42 33")) }
+        // Properties, little-endian: bPPDUSupport 0, wIdVendor 054C, wIdProduct 0DC9,
+        // dwMaxAPDUDataSize 0 (a short-APDU-level reader), then 65536 (extended level).
+        let short = try Part10.properties(bytes("09 01 00 0B 02 4C 05 0C 02 C9 0D 0A 04 00 00 00 00"))
+        #expect(short[Part10.Property.vendorID] == 0x054C && short[Part10.Property.productID] == 0x0DC9)
+        #expect(short[Part10.Property.maxAPDUDataSize] == 0)
+        #expect(try Part10.properties(bytes("0A 04 00 00 01 00"))[Part10.Property.maxAPDUDataSize] == 0x10000)
+        #expect(throws: FeliCaError.truncated) { try Part10.properties(bytes("0A 04 00 00"))}
     }
 
     @Test("splits data from the status word")

@@ -8,16 +8,67 @@ let pollingReply = bytes("14 01 01 01 12 03 12 34 56 78 10 0B 4B 42 84 85 D0 FF 
 
 @Suite("PC/SC Part 3 transparent exchange")
 struct TransparentExchangeTests {
-    @Test("session, switch and exchange commands match EMULATION.md byte for byte")
-    func commands() {
-        #expect(TransparentExchange.startSession().encode() == bytes("FF C2 00 00 02 81 00"))
-        #expect(TransparentExchange.endSession().encode() == bytes("FF C2 00 00 02 82 00"))
-        #expect(TransparentExchange.switchToFeliCa().encode() == bytes("FF C2 00 02 04 8F 02 03 00"))
-        // 100 ms = 100000 µs = 0x000186A0, little-endian.
-        #expect(TransparentExchange.exchange(pollingPacket, timeout: .milliseconds(100)).encode()
-                == bytes("FF C2 00 01 0F 5F 46 04 A0 86 01 00 95 06 06 00 FF FF 01 00"))
-        // Sony's INS 50, closed with Le.
-        #expect(TransparentExchange.startSession(.sony).encode() == bytes("FF 50 00 00 02 81 00 00"))
+    struct FormVector: Sendable, CustomStringConvertible {
+        var name: String
+        var apdu: CommandAPDU
+        var wire: String
+        var description: String { name }
+    }
+
+    /// The forms public programs send, byte for byte. A 100 ms timer is 100000 µs =
+    /// 0x000186A0, little-endian `A0 86 01 00`.
+    static let forms: [FormVector] = [
+        // Sony's RC-S300 documentation and its users (felica-rs, pasorich and the published
+        // logs): the exchange as an extended APDU, the transceive length as `82 hi lo`, and
+        // the `00 00 00` trailer.
+        FormVector(name: "Sony exchange, extended (Sony's documented form)",
+                   apdu: TransparentExchange.exchange(pollingPacket, timeout: .milliseconds(100), .sony),
+                   wire: "FF 50 00 01 00 00 11 5F 46 04 A0 86 01 00 95 82 00 06 06 00 FF FF 01 00 00 00 00"),
+        FormVector(name: "Sony start session, Le 00", apdu: TransparentExchange.startSession(.sony), wire: "FF 50 00 00 02 81 00 00"),
+        FormVector(name: "Sony end session, Le 00", apdu: TransparentExchange.endSession(.sony), wire: "FF 50 00 00 02 82 00 00"),
+        FormVector(name: "Sony switch protocol to FeliCa, Le 00", apdu: TransparentExchange.switchToFeliCa(.sony), wire: "FF 50 00 02 04 8F 02 03 00 00"),
+        // A reader that takes no extended APDUs: the same objects in a short APDU, Le 00.
+        FormVector(name: "Sony exchange, short (fallback)",
+                   apdu: TransparentExchange.exchange(pollingPacket, timeout: .milliseconds(100), .sony, form: .short),
+                   wire: "FF 50 00 01 0F 5F 46 04 A0 86 01 00 95 06 06 00 FF FF 01 00 00"),
+        // PC/SC Part 3 as the programs reaching an RC-S300 through pcscd send it
+        // (ikubaku/pcsc-sample): session and switch closed with Le 00, exchange without Le.
+        FormVector(name: "Part 3 start session, Le 00", apdu: TransparentExchange.startSession(), wire: "FF C2 00 00 02 81 00 00"),
+        FormVector(name: "Part 3 end session, Le 00", apdu: TransparentExchange.endSession(), wire: "FF C2 00 00 02 82 00 00"),
+        FormVector(name: "Part 3 switch protocol to FeliCa, Le 00", apdu: TransparentExchange.switchToFeliCa(), wire: "FF C2 00 02 04 8F 02 03 00 00"),
+        FormVector(name: "Part 3 exchange, short, no Le",
+                   apdu: TransparentExchange.exchange(pollingPacket, timeout: .milliseconds(100)),
+                   wire: "FF C2 00 01 0F 5F 46 04 A0 86 01 00 95 06 06 00 FF FF 01 00"),
+        // A reply that can outgrow 256 bytes: ISO 7816-4 extended Lc and Le 00 00.
+        FormVector(name: "Part 3 exchange, extended",
+                   apdu: TransparentExchange.exchange(pollingPacket, timeout: .milliseconds(100), form: .extended),
+                   wire: "FF C2 00 01 00 00 0F 5F 46 04 A0 86 01 00 95 06 06 00 FF FF 01 00 00 00"),
+    ]
+
+    @Test("each dialect sends the public forms byte for byte", arguments: forms)
+    func publicForms(_ v: FormVector) throws {
+        #expect(v.apdu.encode() == bytes(v.wire))
+        // The reader side reads them back: same APDU, same objects.
+        let decoded = try CommandAPDU.decode(bytes(v.wire)[...])
+        #expect(decoded == v.apdu)
+        #expect(try TransparentExchange.Request.decode(decoded).objects == TransparentExchange.Request.decode(v.apdu).objects)
+    }
+
+    @Test("a packet too long for a short Lc makes the exchange extended")
+    func longPacket() {
+        let packet = [UInt8](repeating: 0x11, count: 250)
+        let apdu = TransparentExchange.exchange(packet, timeout: .milliseconds(1), form: .short)
+        #expect(apdu.isExtended)
+        // Timer (7) + `95 81 FA` + 250 bytes = 0x0104.
+        #expect(Array(apdu.encode()[4..<7]) == [0x00, 0x01, 0x04])
+    }
+
+    @Test("a short reply holds a 14-block read, not a 15-block one")
+    func shortReplyBudget() {
+        #expect(TransparentExchange.longestPacketInShortReply == 241)
+        // A 15-block read reply (253 bytes) in the objects a reader wraps it in: 268 bytes.
+        #expect(253 + TransparentExchange.replyOverhead(packetLength: 253) == 268)
+        #expect(13 + 16 * 14 <= TransparentExchange.longestPacketInShortReply)
     }
 
     @Test("timer value is microseconds, little-endian, capped", arguments: [
@@ -44,7 +95,8 @@ struct TransparentExchangeTests {
         ReplyVector(name: "97 before C0, unknown tag DF 01 skipped", wire: "97 14 " + Hex.encode(pollingReply) + " DF 01 02 AA BB C0 03 00 90 00 90 00", packet: pollingReply),
         ReplyVector(name: "no response from the card", wire: "C0 03 01 64 01 90 00", error: .timeout),
         ReplyVector(name: "no 97 object", wire: "C0 03 00 90 00 90 00", error: .timeout),
-        ReplyVector(name: "failing data object", wire: "C0 03 02 6A 81 90 00", error: .transmission),
+        ReplyVector(name: "failing data object", wire: "C0 03 02 6F 00 90 00", error: .transmission),
+        ReplyVector(name: "command refused by the reader (published RC-S300/P log)", wire: "C0 03 01 6A 80 90 00", error: .unsupported),
         ReplyVector(name: "reader rejects the command", wire: "6D 00", error: .status),
         ReplyVector(name: "status object of the wrong size", wire: "C0 02 90 00 90 00", error: .invalidField),
         ReplyVector(name: "card packet LEN too large", wire: "C0 03 00 90 00 97 02 07 01 90 00", error: .truncated),

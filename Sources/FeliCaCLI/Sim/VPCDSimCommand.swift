@@ -19,6 +19,9 @@ struct VPCDSimCommand: CLICommand {
                 portOption.spec,
                 dialectOption.spec,
                 t0Flag,
+                refuseOption.spec,
+                apduOption.spec,
+                cutFlag,
                 removeAfterOption.spec,
                 stallAfterOption.spec,
                 waitOption.spec,
@@ -36,6 +39,27 @@ struct VPCDSimCommand: CLICommand {
         return dialect
     }
     static let t0Flag = OptionSpec.flag("t0", help: "acr122u: answer 61 xx and wait for GET RESPONSE, as a T=0 reader does.")
+    static let refuseOption = Option(OptionSpec(
+        "refuse", value: "commands",
+        help: "part3, sony: FeliCa commands the reader will not forward, comma-separated (e.g. polling,request-service,request-system-code); it answers C0 03 01 6A 80.")) { list throws(UsageError) in
+        var refused: Set<CommandCode> = []
+        for name in list.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let code = CommandCode(name: String(name)) else {
+                throw UsageError("option '--refuse': '\(name)' is not a FeliCa command (\(CommandCode.names))")
+            }
+            refused.insert(code)
+        }
+        return refused
+    }
+    static let apduOption = Option(OptionSpec(
+        "apdu", value: "form", help: "part3, sony: take transparent exchanges only as short or only as extended APDUs (the other form gets 67 00); default both.",
+        kind: .choice(TransparentExchange.Form.allCases.map(\.description)))) { form throws(UsageError) in
+        guard let only = TransparentExchange.Form.allCases.first(where: { $0.description == form }) else {
+            throw UsageError("option '--apdu': '\(form)' is not an APDU form (short, extended)")
+        }
+        return only
+    }
+    static let cutFlag = OptionSpec.flag("cut-long-replies", help: "part3, sony: cut a reply to a short APDU to 256 bytes, as a reader that cannot carry more would.")
     static let removeAfterOption = Option.int(OptionSpec(
         "remove-after", value: "n", help: "Take the card away after it answered <n> FeliCa commands (closes the connection mid-command)."), in: 0...1_000_000)
     static let stallAfterOption = Option.int(OptionSpec(
@@ -56,6 +80,12 @@ struct VPCDSimCommand: CLICommand {
         if o.getResponse && o.dialect != .acr122u {
             throw UsageError("option '--t0' applies to --dialect acr122u only")
         }
+        if let refused = try args.value(Self.refuseOption) { o.quirks.refused = refused }
+        if let only = try args.value(Self.apduOption) { o.quirks.forms = [only] }
+        o.quirks.cutsLongReplies = args.flag(Self.cutFlag)
+        if o.quirks != VPCDResponder.Quirks() && o.dialect != .part3 && o.dialect != .sony {
+            throw UsageError("options '--refuse', '--apdu' and '--cut-long-replies' apply to --dialect part3 and sony only")
+        }
         if let wait = try args.value(Self.waitOption) { o.connectWait = .seconds(wait) }
         o.stallAfter = try args.value(Self.stallAfterOption)
         options = o
@@ -73,7 +103,7 @@ struct VPCDSimCommand: CLICommand {
         // Debian's /etc/reader.conf.d/vpcd serves two slots from 35963.
         let slot = options.port == VPCDCard.defaultPort ? "00" : options.port == VPCDCard.defaultPort + 1 ? "01" : nil
         let reader = slot.map { " (reader \"Virtual PCD 00 \($0)\")" } ?? ""
-        console.diag("felica-sim vpcd: card \(card) on \(options.host):\(options.port)\(reader), dialect \(options.dialect)\(options.getResponse ? " with 61 xx" : "")")
+        console.diag("felica-sim vpcd: card \(card) on \(options.host):\(options.port)\(reader), dialect \(options.dialect)\(options.getResponse ? " with 61 xx" : "")\(options.quirks == VPCDResponder.Quirks() ? "" : ", quirks: " + options.quirks.summary)")
         switch try await vpcd.serve() {
         case .removed:
             console.diag("felica-sim vpcd: card removed after \(virtual.exchangeCount) exchanges")

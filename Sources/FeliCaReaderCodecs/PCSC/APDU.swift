@@ -6,8 +6,20 @@ import FeliCa
 /// Command APDU: `CLA INS P1 P2 [Lc data] [Le]`, short or extended length.
 ///
 /// Short: `Lc` and `Le` are one byte each (`Le` 00 = 256). Extended: `Lc` is `00 hi lo`,
-/// `Le` is `hi lo` after a body or `00 hi lo` alone (`Le` 0000 = 65536).
+/// `Le` is `hi lo` after a body or `00 hi lo` alone (`Le` 0000 = 65536). Sony's RC-S300
+/// documentation, and the programs that follow it, write `Le` after an extended body as
+/// three bytes `00 hi lo` (``Length/extendedWithThreeByteLe``).
 public struct CommandAPDU: Hashable, Sendable, CustomStringConvertible {
+    /// Which length form ``encode()`` writes.
+    public enum Length: Hashable, Sendable {
+        /// Short, unless the data or `Le` need the extended form.
+        case shortestFitting
+        /// Extended even when short would do: a reply longer than 256 bytes needs it.
+        case extended
+        /// Extended, with `Le` as `00 hi lo` after the body (Sony's INS `50` exchange).
+        case extendedWithThreeByteLe
+    }
+
     public var cla: UInt8
     public var ins: UInt8
     public var p1: UInt8
@@ -16,25 +28,44 @@ public struct CommandAPDU: Hashable, Sendable, CustomStringConvertible {
     public var data: [UInt8]
     /// Bytes expected back, nil when the APDU has no `Le` field.
     public var le: Int?
+    /// The length form written.
+    public var length: Length
 
-    public init(cla: UInt8, ins: UInt8, p1: UInt8, p2: UInt8, data: [UInt8] = [], le: Int? = nil) {
+    public init(cla: UInt8, ins: UInt8, p1: UInt8, p2: UInt8, data: [UInt8] = [], le: Int? = nil, length: Length = .shortestFitting) {
         self.cla = cla
         self.ins = ins
         self.p1 = p1
         self.p2 = p2
         self.data = data
         self.le = le
+        self.length = length
     }
 
-    /// Whether ``encode()`` needs the extended-length form.
+    /// Whether the data or `Le` do not fit a short APDU.
     public var needsExtendedLength: Bool { data.count > 255 || (le ?? 0) > 256 }
 
-    /// The wire form; extended length only when the data or `Le` do not fit a short APDU.
-    /// Data beyond 65535 bytes cannot be expressed; callers keep within FeliCa's 255-byte frames.
+    /// Whether ``encode()`` writes the extended-length form.
+    public var isExtended: Bool { length != .shortestFitting || needsExtendedLength }
+
+    /// ``length`` as written: `.shortestFitting` that needs the extended form is `.extended`.
+    private var lengthOnWire: Length { length == .shortestFitting && needsExtendedLength ? .extended : length }
+
+    /// Equal when they encode to the same bytes.
+    public static func == (a: CommandAPDU, b: CommandAPDU) -> Bool {
+        a.cla == b.cla && a.ins == b.ins && a.p1 == b.p1 && a.p2 == b.p2 && a.data == b.data && a.le == b.le
+            && a.lengthOnWire == b.lengthOnWire
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(encode())
+    }
+
+    /// The wire form in ``length``'s form. Data beyond 65535 bytes cannot be expressed;
+    /// callers keep within FeliCa's 255-byte frames.
     public func encode() -> [UInt8] {
         var out: [UInt8] = [cla, ins, p1, p2]
         out.reserveCapacity(4 + data.count + 5)
-        let extended = needsExtendedLength
+        let extended = isExtended
         if !data.isEmpty {
             if extended {
                 out += [0, UInt8(truncatingIfNeeded: data.count >> 8), UInt8(truncatingIfNeeded: data.count)]
@@ -45,7 +76,7 @@ public struct CommandAPDU: Hashable, Sendable, CustomStringConvertible {
         }
         if let le {
             if extended {
-                if data.isEmpty { out.append(0) }
+                if data.isEmpty || length == .extendedWithThreeByteLe { out.append(0) }
                 let v = le >= 65536 ? 0 : le
                 out += [UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v)]
             } else {
@@ -81,13 +112,22 @@ public struct CommandAPDU: Hashable, Sendable, CustomStringConvertible {
         let n = Int(try r.readUInt16(.bigEndian, "extended Lc or Le"))
         if r.isAtEnd {  // case 2 extended
             apdu.le = n == 0 ? 65536 : n
+            apdu.length = .extended
             return apdu
         }
         guard n > 0 else {
             throw FeliCaError(.invalidField, "command APDU: extended Lc is 0 but \(r.count) bytes follow")
         }
         apdu.data = Array(try r.readBytes(n, "command data (extended Lc \(n))"))
+        apdu.length = .extended
         if r.isAtEnd { return apdu }
+        if r.count == 3 {
+            // Sony's form: Le written as `00 hi lo` after the body.
+            guard try r.readUInt8("extended Le") == 0 else {
+                throw FeliCaError(.invalidField, "command APDU: a 3-byte extended Le must start with 00")
+            }
+            apdu.length = .extendedWithThreeByteLe
+        }
         let le = Int(try r.readUInt16(.bigEndian, "extended Le"))
         apdu.le = le == 0 ? 65536 : le
         try r.finish()
@@ -123,6 +163,8 @@ public struct StatusWord: Hashable, Sendable, CustomStringConvertible {
     public static let wrongLength = StatusWord(0x67, 0x00)
     /// `69 86`: command not allowed in the current state.
     public static let notAllowed = StatusWord(0x69, 0x86)
+    /// `6A 80`: incorrect data (an RC-S300 refusing a FeliCa command it will not forward).
+    public static let wrongData = StatusWord(0x6A, 0x80)
     /// `6A 81`: function not supported.
     public static let functionNotSupported = StatusWord(0x6A, 0x81)
     /// `6B 00`: wrong P1 P2.
@@ -148,6 +190,7 @@ public struct StatusWord: Hashable, Sendable, CustomStringConvertible {
         case (0x67, 0x00): return "wrong length"
         case (0x68, 0x00): return "function in CLA not supported"
         case (0x69, 0x86): return "command not allowed"
+        case (0x6A, 0x80): return "incorrect data"
         case (0x6A, 0x81): return "function not supported"
         case (0x6A, 0x82): return "file or application not found"
         case (0x6B, 0x00): return "wrong parameters P1 P2"
@@ -196,6 +239,31 @@ public enum PCSCStorageAPDU {
     /// Get Data, UID: `FF CA 00 00 00`; a FeliCa card answers with its IDm.
     public static let getUID = CommandAPDU(cla: 0xFF, ins: 0xCA, p1: 0x00, p2: 0x00, le: 256)
 
+    /// Get Data, P1 01: `FF CA 01 00 00`; for a FeliCa card, readers that answer it (the
+    /// RC-S300 among them) return the PMm.
+    public static let getPMm = CommandAPDU(cla: 0xFF, ins: 0xCA, p1: 0x01, p2: 0x00, le: 256)
+
+    /// Whether `apdu` is Get Data P1 01 (`Le` any).
+    public static func isGetPMm(_ apdu: CommandAPDU) -> Bool {
+        apdu.cla == 0xFF && apdu.ins == 0xCA && apdu.p1 == 0x01 && apdu.p2 == 0x00 && apdu.data.isEmpty
+    }
+
+    /// Reads the PMm from a Get Data P1 01 response: 8 data bytes then `90 00`.
+    public static func pmm(fromGetData response: ResponseAPDU) throws(FeliCaError) -> PMm {
+        try PMm(bytes: eightBytes(response, "Get Data (FF CA 01)", "PMm"))
+    }
+
+    /// The 8 data bytes of a successful Get Data response.
+    private static func eightBytes(_ response: ResponseAPDU, _ command: String, _ what: String) throws(FeliCaError) -> [UInt8] {
+        guard response.status.isSuccess else {
+            throw FeliCaError(.status, "\(command) failed: \(response.status)")
+        }
+        guard response.data.count == 8 else {
+            throw FeliCaError(.invalidField, "\(command) returned \(response.data.count) bytes, a FeliCa \(what) has 8")
+        }
+        return response.data
+    }
+
     /// Whether `apdu` is Get Data asking for the UID (`P1` 00; `Le` any).
     public static func isGetUID(_ apdu: CommandAPDU) -> Bool {
         apdu.cla == 0xFF && apdu.ins == 0xCA && apdu.p1 == 0x00 && apdu.p2 == 0x00 && apdu.data.isEmpty
@@ -203,12 +271,6 @@ public enum PCSCStorageAPDU {
 
     /// Reads the IDm from a Get Data response: 8 data bytes then `90 00`.
     public static func idm(fromGetUID response: ResponseAPDU) throws(FeliCaError) -> IDm {
-        guard response.status.isSuccess else {
-            throw FeliCaError(.status, "Get Data (FF CA) failed: \(response.status)")
-        }
-        guard response.data.count == 8 else {
-            throw FeliCaError(.invalidField, "Get Data (FF CA) returned \(response.data.count) bytes, a FeliCa IDm has 8")
-        }
-        return try IDm(bytes: response.data)
+        try IDm(bytes: eightBytes(response, "Get Data (FF CA)", "IDm"))
     }
 }

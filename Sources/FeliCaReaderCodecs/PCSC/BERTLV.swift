@@ -25,9 +25,12 @@ public struct BERTLV: Hashable, Sendable, CustomStringConvertible {
         return out
     }
 
-    public func encode() -> [UInt8] {
+    /// `tag length value`, the length in its shortest form, or as `82 hi lo` when
+    /// `twoByteLength` (Sony writes the transceive object's length that way).
+    public func encode(twoByteLength: Bool = false) -> [UInt8] {
         var out = tagBytes
         let n = value.count
+        if twoByteLength && n <= 0xFFFF { return out + [0x82, UInt8(n >> 8), UInt8(n & 0xFF)] + value }
         switch n {
         case 0..<0x80: out.append(UInt8(n))
         case 0x80...0xFF: out += [0x81, UInt8(n)]

@@ -62,34 +62,86 @@ public enum TransparentExchange {
     /// Switch-protocol value selecting FeliCa: standard `03`, layer `00`.
     public static let feliCaProtocol: [UInt8] = [0x03, 0x00]
 
-    static func command(_ function: Function, _ objects: [BERTLV], _ variant: Variant) -> CommandAPDU {
-        // Sony's examples close with Le 00; the standard layouts carry no Le.
+    /// How an exchange's length fields are written.
+    public enum Form: Hashable, Sendable, CaseIterable, CustomStringConvertible {
+        /// Short APDU: one-byte `Lc`; the reply must fit 256 bytes.
+        case short
+        /// Extended APDU: `Lc` as `00 hi lo` and `Le` 65536, so replies above 256 bytes fit.
+        case extended
+
+        public var description: String { self == .short ? "short" : "extended" }
+    }
+
+    /// Session and switch-protocol commands: short, closed with `Le` 00 as Sony's
+    /// documentation and the programs reaching these readers through PC/SC write them.
+    static func control(_ function: Function, _ objects: [BERTLV], _ variant: Variant) -> CommandAPDU {
         CommandAPDU(cla: 0xFF, ins: variant.ins, p1: 0x00, p2: function.rawValue,
-                    data: objects.flatMap { $0.encode() }, le: variant == .sony ? 256 : nil)
+                    data: objects.flatMap { $0.encode() }, le: 256)
     }
 
-    /// `FF C2 00 00 02 81 00`: start a transparent session.
+    /// `FF C2 00 00 02 81 00 00`: start a transparent session.
     public static func startSession(_ variant: Variant = .standard) -> CommandAPDU {
-        command(.manageSession, [BERTLV(tag: Tag.startSession, value: [])], variant)
+        control(.manageSession, [BERTLV(tag: Tag.startSession, value: [])], variant)
     }
 
-    /// `FF C2 00 00 02 82 00`: end the transparent session.
+    /// `FF C2 00 00 02 82 00 00`: end the transparent session.
     public static func endSession(_ variant: Variant = .standard) -> CommandAPDU {
-        command(.manageSession, [BERTLV(tag: Tag.endSession, value: [])], variant)
+        control(.manageSession, [BERTLV(tag: Tag.endSession, value: [])], variant)
     }
 
-    /// `FF C2 00 02 04 8F 02 03 00`: switch the session to FeliCa.
+    /// `FF C2 00 02 04 8F 02 03 00 00`: switch the session to FeliCa.
     public static func switchToFeliCa(_ variant: Variant = .standard) -> CommandAPDU {
-        command(.switchProtocol, [BERTLV(tag: Tag.switchProtocol, value: feliCaProtocol)], variant)
+        control(.switchProtocol, [BERTLV(tag: Tag.switchProtocol, value: feliCaProtocol)], variant)
     }
 
-    /// `FF C2 00 01 Lc 5F 46 04 <µs LE> 95 <len> <packet>`: send one packet and wait up to `timeout`.
-    public static func exchange(_ packet: [UInt8], timeout: Duration, _ variant: Variant = .standard) -> CommandAPDU {
-        command(.transparentExchange, [
-            BERTLV(tag: Tag.timer, value: timerValue(timeout)),
-            BERTLV(tag: Tag.transceive, value: packet),
-        ], variant)
+    /// The form each variant uses unless the reader needs the other: Sony's documentation
+    /// and every program driving an RC-S300 through INS `50` send extended APDUs; Part 3
+    /// users send short ones, and extended only when the reply can outgrow 256 bytes.
+    public static func preferredForm(_ variant: Variant) -> Form {
+        variant == .sony ? .extended : .short
     }
+
+    /// Sends one packet and waits up to `timeout`:
+    /// - Part 3, short: `FF C2 00 01 Lc 5F 46 04 <µs LE> 95 <len> <packet>` (no `Le`, as Part 3 users send it);
+    /// - Part 3, extended: `FF C2 00 01 00 hi lo 5F 46 04 <µs LE> 95 <len> <packet> 00 00`;
+    /// - Sony, extended: `FF 50 00 01 00 hi lo 5F 46 04 <µs LE> 95 82 hi lo <packet> 00 00 00`, byte for
+    ///   byte what Sony's documentation and the programs driving an RC-S300 send;
+    /// - Sony, short: `FF 50 00 01 Lc 5F 46 04 <µs LE> 95 <len> <packet> 00`.
+    ///
+    /// A packet too long for a short `Lc` makes any form extended.
+    public static func exchange(_ packet: [UInt8], timeout: Duration, _ variant: Variant = .standard, form: Form? = nil) -> CommandAPDU {
+        let form = form ?? preferredForm(variant)
+        let sonyExtended = variant == .sony && form == .extended
+        let data = BERTLV(tag: Tag.timer, value: timerValue(timeout)).encode()
+            + BERTLV(tag: Tag.transceive, value: packet).encode(twoByteLength: sonyExtended)
+        switch (variant, form) {
+        case (.standard, .short):
+            return CommandAPDU(cla: 0xFF, ins: variant.ins, p1: 0x00, p2: Function.transparentExchange.rawValue, data: data)
+        case (.sony, .short):
+            return CommandAPDU(cla: 0xFF, ins: variant.ins, p1: 0x00, p2: Function.transparentExchange.rawValue, data: data, le: 256)
+        case (.standard, .extended):
+            return CommandAPDU(cla: 0xFF, ins: variant.ins, p1: 0x00, p2: Function.transparentExchange.rawValue, data: data,
+                               le: 65536, length: .extended)
+        case (.sony, .extended):
+            return CommandAPDU(cla: 0xFF, ins: variant.ins, p1: 0x00, p2: Function.transparentExchange.rawValue, data: data,
+                               le: 65536, length: .extendedWithThreeByteLe)
+        }
+    }
+
+    /// Response data bytes the reader wraps around a card packet of `packetLength` bytes:
+    /// the status object (5), response status objects (`92`, `96`: 7) and the `97` header
+    /// (2 or 3). What a short APDU leaves for the packet decides how many blocks one read
+    /// may ask for.
+    public static func replyOverhead(packetLength: Int) -> Int {
+        5 + 7 + (packetLength < 0x80 ? 2 : 3)
+    }
+
+    /// The longest card packet whose reply fits a short APDU's 256 response bytes.
+    public static let longestPacketInShortReply: Int = {
+        var n = 255
+        while n + replyOverhead(packetLength: n) > 256 { n -= 1 }
+        return n
+    }()
 
     /// A timeout as the timer object's value: microseconds, little-endian, capped at UInt32.max.
     public static func timerValue(_ timeout: Duration) -> [UInt8] {
@@ -110,6 +162,11 @@ public enum TransparentExchange {
         public var iccResponse: [UInt8]?
         /// Every data object in order, unknown ones included.
         public var objects: [BERTLV]
+
+        /// Whether the reader refused the request rather than failed it: `6A xx` for a
+        /// data object (`C0 03 01 6A 80`, as an RC-S300 answers a FeliCa command it will
+        /// not forward). The card never saw the packet.
+        public var isRefusal: Bool { failedObject != 0 && status.sw1 == 0x6A }
 
         /// Parses `<objects> 90 00`; throws on a failing status word or a malformed object list.
         public static func decode(_ response: ResponseAPDU) throws(FeliCaError) -> Reply {
@@ -137,11 +194,16 @@ public enum TransparentExchange {
     }
 
     /// The card's packet from an exchange reply. `C0` with `64 01` (or no `97` at all) means
-    /// the card did not answer and throws `.timeout`; another failing status `.transmission`.
+    /// the card did not answer and throws `.timeout`; `6A xx` for a data object means the
+    /// reader refused to send the packet (``Reply/isRefusal``) and throws `.unsupported`;
+    /// another failing status `.transmission`.
     public static func packet(from response: ResponseAPDU) throws(FeliCaError) -> [UInt8] {
         let reply = try Reply.decode(response)
         if reply.status == .noResponse || reply.status.sw1 == 0x64 && reply.iccResponse == nil {
             throw FeliCaError(.timeout, "the card did not answer (transparent exchange status \(reply.status))")
+        }
+        if reply.isRefusal {
+            throw FeliCaError(.unsupported, "the reader refused to send the command to the card (\(reply.status) for data object \(reply.failedObject) of the transparent exchange)")
         }
         guard reply.status.isSuccess && reply.failedObject == 0 else {
             throw FeliCaError(.transmission, "reader reported \(reply.status) for data object \(reply.failedObject) of the transparent exchange")
