@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "FeliCaReaderCodecs", targets: ["FeliCaReaderCodecs"]),
         .library(name: "FeliCaTransportSupport", targets: ["FeliCaTransportSupport"]),
         .library(name: "FeliCaJSON", targets: ["FeliCaJSON"]),
+        .library(name: "FeliCaHistory", targets: ["FeliCaHistory"]),
         .library(name: "FeliCaCLI", targets: ["FeliCaCLI"]),
         .executable(name: "felica", targets: ["felica"]),
         .executable(name: "felica-sim", targets: ["felica-sim"]),
@@ -46,11 +47,16 @@ let package = Package(
             name: "CPCSCLite", pkgConfig: "libpcsclite",
             providers: [.apt(["libpcsclite-dev"])]),
         .target(name: "FeliCaPCSC", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport", "CPCSCLite"], swiftSettings: strict),
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        // History kept across readings: SQLite database, merge by card and sequence, CSV export.
+        .target(name: "FeliCaHistory", dependencies: ["FeliCa", "FeliCaCards", "CSQLite"], swiftSettings: strict),
         .target(
             name: "FeliCaCLI",
             dependencies: [
                 "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaTrace", "FeliCaSimulation",
-                "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaTransportSupport",
+                "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaTransportSupport", "FeliCaHistory",
             ],
             // The umockdev bridge of `felica-sim rcs380` (test tooling, run by Debian's python3).
             resources: [.copy("Resources/rcs380-bridge.py")],
@@ -67,6 +73,7 @@ let package = Package(
         .testTarget(name: "FeliCaTransportSupportTests", dependencies: ["FeliCaTransportSupport"], swiftSettings: strict),
         .testTarget(name: "FeliCaJSONTests", dependencies: ["FeliCaJSON"], swiftSettings: strict),
         .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaReaderCodecs"], swiftSettings: strict),
+        .testTarget(name: "FeliCaHistoryTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaHistory", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaCardsTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaTraceTests", dependencies: ["FeliCa", "FeliCaTrace", "FeliCaSimulation", "FeliCaCards"], swiftSettings: strict),
         .testTarget(name: "FeliCaSchedulingTests", dependencies: ["FeliCa", "FeliCaScheduling", "FeliCaSimulation"], swiftSettings: strict),

@@ -386,9 +386,15 @@ local function dissect_response(code, r, pinfo, tree, command)
         r:bytes(f.pmm, 8, "the PMm")
         if r.ok and r:left() >= 2 then
             local rd, item = r:u16be(f.request_data, "the request data")
-            if command and command.request_code == 1 then item:append_text(" (system code)")
-            elseif command and command.request_code == 2 then item:append_text(" (communication performance)") end
-            text = text .. " data=" .. hex16(rd)
+            local label = "data"
+            if command and command.request_code == 1 then
+                item:append_text(" (system code)")
+                label = "system"
+            elseif command and command.request_code == 2 then
+                item:append_text(" (communication performance)")
+                label = "performance"
+            end
+            text = text .. " " .. label .. "=" .. hex16(rd)
         end
     elseif code == 0x03 then
         idm(r)

@@ -11,6 +11,7 @@ enum FelicaCommands {
             BalanceCommand.self,
             HistoryCommand.self,
             WatchCommand.self,
+            LogCommand.self,
             OrderCommand.self,
             BenchCommand.self,
             TraceCommand.self,

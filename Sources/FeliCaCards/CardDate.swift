@@ -76,7 +76,8 @@ public struct CardDate: Hashable, Sendable, Comparable, CustomStringConvertible 
 
     static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
 
-    static func daysIn(month: Int, year: Int) -> Int {
+    /// Days in `month` (1-12) of `year`, leap years counted.
+    public static func daysIn(month: Int, year: Int) -> Int {
         switch month {
         case 2: isLeap(year) ? 29 : 28
         case 4, 6, 9, 11: 30

@@ -233,3 +233,13 @@ public struct Purse: Hashable, Sendable {
     /// Decoded transactions only, newest first.
     public var transactions: [Transaction] { history?.compactMap(\.transaction) ?? [] }
 }
+
+extension TransitDetails {
+    /// The console and the process in words: `ticket gate, fare (partly cash)`.
+    public var summary: String { "\(console), \(process)" + (paidPartlyInCash ? " (partly cash)" : "") }
+
+    /// A bus record's operator/line and stop: `operator/line 0x0A2B stop 0x0103`.
+    public var busStop: String? {
+        bus.map { "operator/line \(hexCode($0.operatorLine, digits: 4)) stop \(hexCode($0.stop, digits: 4))" }
+    }
+}

@@ -15,9 +15,9 @@ public enum PacketDescription {
 
     /// A response, decoded with the IDm its command addressed (so a wrong card shows up).
     public static func response(_ packet: [UInt8], to command: [UInt8]? = nil) -> String {
-        let idm = command.flatMap { try? Command.decode($0[...]).idm }
+        let decoded = command.flatMap { try? Command.decode($0[...]) }
         do {
-            return describe(try Response.decode(packet[...], expecting: idm))
+            return describe(try Response.decode(packet[...], expecting: decoded?.idm), to: decoded)
         } catch {
             return "\(Hex.encode(packet)) (undecodable response: \(error.reason))"
         }
@@ -48,11 +48,17 @@ public enum PacketDescription {
         }
     }
 
-    public static func describe(_ response: Response) -> String {
+    /// A response; with its `command`, a Polling reply's request data is named for what
+    /// the command asked (system code or communication performance).
+    public static func describe(_ response: Response, to command: Command? = nil) -> String {
         switch response {
         case .polling(let r):
             var s = "Polling response IDm=\(r.idm) PMm=\(r.pmm)"
-            if let sc = r.systemCode { s += " system=\(sc)" }
+            if case .polling(let c) = command, c.requestCode == .communicationPerformance, let rd = r.requestData {
+                s += " performance=\(PacketFields.hex16(rd))"
+            } else if let sc = r.systemCode {
+                s += " system=\(sc)"
+            }
             return s
         case .requestService(let r):
             let versions = r.keyVersions.map { v in v.map { PacketFields.hex16($0) } ?? "none" }

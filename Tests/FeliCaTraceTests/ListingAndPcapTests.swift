@@ -42,6 +42,8 @@ import Testing
 
     static let responses: [(String, String?, String)] = [
         ("1401\(idm)100b4b428485d0ff0003", nil, "Polling response IDm=\(idm) PMm=100b4b428485d0ff system=0003"),
+        // Request code 2 asks for communication performance, not the system code.
+        ("1401\(idm)100b4b428485d0ff0083", "0600fe000203", "Polling response IDm=\(idm) PMm=100b4b428485d0ff performance=0083"),
         ("1d07\(idm)000001" + String(repeating: "00", count: 16), "1006\(idm)010f09018000", "Read Without Encryption response IDm=\(idm) SF1=0x00 SF2=0x00 (success) blocks=1"),
         ("0c07\(idm)01a6", "1006\(idm)010f09018000", "Read Without Encryption response IDm=\(idm) SF1=0x01 SF2=0xA6 (illegal service code list, "),
         ("0f03\(idm)020000ffff", nil, "Request Service response IDm=\(idm) keyVersions=[0000,none]"),

@@ -7,7 +7,8 @@
 #     codes, direction, device) equal what `felica trace show --json` prints;
 #  2. deliberately damaged frames (truncated, LEN disagreeing, trailing bytes, unknown
 #     code, bad counts, wrong direction) carry the matching expert info;
-#  3. the check fails without the dissector, and the transit balance the dissector reads
+#  3. the check fails without the dissector; installed in the personal plugin folder, tshark
+#     loads it without -X; and the transit balance the dissector reads
 #     from a Suica trace is the one `felica balance` reports for it.
 # Needs $FELICA_BIN (scripts/test.sh sets it) and tshark built with Lua.
 set -uo pipefail
@@ -36,6 +37,13 @@ python3 scripts/check-dissector.py --felica "$felica" --lua "$lua" --damaged "${
 : >"$work/empty.lua"
 python3 scripts/check-dissector.py --felica "$felica" --lua "$work/empty.lua" Tests/Dissector/every-command.jsonl 2>/dev/null \
   && fail "the check passes without the dissector"
+
+# Installed as Docs/traces.md says (the personal plugin folder), tshark loads it unasked.
+mkdir -p "$work/home/.local/lib/wireshark/plugins"
+cp "$lua" "$work/home/.local/lib/wireshark/plugins/"
+"$felica" trace export Tests/Dissector/every-command.jsonl --pcap "$work/every.pcapng" 2>/dev/null || fail "export every-command.jsonl"
+n=$(HOME="$work/home" tshark -r "$work/every.pcapng" -Y 'felica.service == 0x090f' 2>/dev/null | grep -c .)
+[[ "$n" -ge 2 ]] || fail "installed in ~/.local/lib/wireshark/plugins, the dissector does not filter felica.service == 0x090f ($n frames)"
 
 # The transit bonus: the balance in a Suica read reply is the one felica balance reports.
 for trace in Tests/Traces/suica-balance.jsonl; do

@@ -161,9 +161,9 @@ enum PurseOutput {
         guard let x = t.transit else {
             return t.type.description + (t.terminal.map { $0.isEmpty ? "" : " at \($0)" } ?? "")
         }
-        var s = "\(x.console), \(x.process)" + (x.paidPartlyInCash ? " (partly cash)" : "")
-        if let bus = x.bus {
-            s += ": operator/line \(hexCode(bus.operatorLine, 4)) stop \(hexCode(bus.stop, 4))"
+        var s = x.summary
+        if let stop = x.busStop {
+            s += ": " + stop
         } else {
             switch (x.entry, x.exit) {
             case (let a?, let b?): s += ": \(a) → \(b)"

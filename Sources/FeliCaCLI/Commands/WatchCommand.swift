@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaCards
+import FeliCaHistory
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -18,6 +19,8 @@ struct WatchCommand: CLICommand {
                 intervalOption.spec,
                 PurseOutput.allSystems,
                 CommonOptions.json,
+                saveFlag,
+                HistoryOptions.db.spec,
             ])
     }
 
@@ -25,6 +28,7 @@ struct WatchCommand: CLICommand {
         guard let n = Int(c), n > 0 else { throw UsageError("option '--count': \"\(c)\" is not a positive number") }
         return n
     }
+    static let saveFlag = OptionSpec.flag("save", help: "Keep every card's records in the history database (as `felica log add` does).")
     static let intervalOption = Option.seconds(OptionSpec(
         "interval", value: "seconds", help: "Pause between polls for a card and for its leaving (default 0.25; 0 = poll back to back)."), in: 0...60)
 
@@ -33,6 +37,9 @@ struct WatchCommand: CLICommand {
     let interval: Duration
     let allSystems: Bool
     let json: Bool
+    /// The history database to save each card to (`--save`); nil when not saving.
+    let save: Bool
+    let db: String?
 
     init(_ args: ParsedArguments) throws(UsageError) {
         card = try CardOptions(args)
@@ -40,6 +47,9 @@ struct WatchCommand: CLICommand {
         interval = try args.value(Self.intervalOption) ?? Self.defaultInterval
         allSystems = args.flag(PurseOutput.allSystems)
         json = args.flag(CommonOptions.json)
+        save = args.flag(Self.saveFlag)
+        db = try args.value(HistoryOptions.db)
+        if db != nil && !save { throw UsageError("option '--db' needs --save") }
     }
 
     /// How often to poll for a card, and for its leaving.
@@ -47,11 +57,15 @@ struct WatchCommand: CLICommand {
 
     func run(_ console: Console) async throws -> Int32 {
         let session = try await CardContext.session(card, console: console)
-        let json = json, limit = count, interval = interval, reader = PurseOutput.reader(.balance, allSystems: allSystems, stations: nil)
+        let json = json, limit = count, interval = interval
+        let reader = PurseOutput.reader(save ? .history : .balance, allSystems: allSystems, stations: save ? .bundled : nil)
+        // Opened before the first card, so a database that cannot be opened fails at once.
+        let dbPath: String? = save ? try HistoryOptions.open(db).path : nil
         // The handler is in place before the loop starts, so no signal is lost.
         Self.catchInterrupts()
         let task = Task { () async throws -> Void in
-            try await Self.loop(session, reader: reader, json: json, limit: limit, interval: interval, console: console)
+            let store = try dbPath.map { try HistoryOptions.open($0) }
+            try await Self.loop(session, reader: reader, store: store, json: json, limit: limit, interval: interval, console: console)
         }
         let monitor = Task {
             while !Self.interrupted.load(ordering: .relaxed) {
@@ -90,7 +104,8 @@ struct WatchCommand: CLICommand {
         }
     }
 
-    static func loop(_ session: CardSession, reader: CardReader, json: Bool, limit: Int?, interval: Duration, console: Console) async throws {
+    static func loop(_ session: CardSession, reader: CardReader, store: HistoryStore?, json: Bool, limit: Int?, interval: Duration,
+                     console: Console) async throws {
         var seen = 0
         while true {
             console.progress("waiting for a card on \(session.transport.name) (Ctrl-C ends)")
@@ -98,13 +113,24 @@ struct WatchCommand: CLICommand {
             console.endProgress()
             if let report = try await readCard(reader, session, first, console) {
                 PurseOutput.diagnostics(report, console)
+                let elapsed = Self.milliseconds(ContinuousClock.now - tapped)
+                var saved: HistoryStore.SaveResult?
+                if let store {
+                    do {
+                        saved = try HistoryOptions.save(report, device: session.transport.name, to: store, console: console)
+                    } catch let e as HistoryError where e.code == .incompleteReading {
+                        console.diag("card \(report.idm) not saved: \(e.reason)")
+                    }
+                }
                 if json {
                     var line = PurseOutput.json(report, history: false).objectValue ?? [:]
-                    line.append("elapsedMs", .number(Self.milliseconds(ContinuousClock.now - tapped)))
+                    line.append("elapsedMs", .number(elapsed))
+                    if let saved { line.append("saved", HistoryOptions.json(saved)) }
                     JSONOut.print(.object(line), console)
                 } else {
                     console.line("Card \(report.idm)")
                     PurseOutput.balances(report, console)
+                    if let saved { console.line("  kept: \(HistoryOptions.summary(saved))") }
                     console.line()
                 }
             }

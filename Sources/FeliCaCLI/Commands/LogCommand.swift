@@ -1,0 +1,282 @@
+import FeliCa
+import FeliCaCards
+import FeliCaHistory
+import FeliCaJSON
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `felica log`: history kept across readings in a local database.
+struct LogCommand: CLICommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "log",
+            abstract: "Keep card history across readings; show or export it.",
+            discussion: "A card holds only its last 20 or so records; `felica log add` after each trip (or `felica watch --save`) keeps them all. The database is $XDG_DATA_HOME/felica/history.sqlite3 (else ~/.local/share/felica/history.sqlite3); --db chooses another. See Docs/history.md.",
+            subcommands: [LogAddCommand.self, LogShowCommand.self, LogExportCommand.self])
+    }
+}
+
+/// Options shared by the history commands, and opening the database.
+enum HistoryOptions {
+    static let db = Option(OptionSpec(
+        "db", value: "file", help: "The history database (default: $XDG_DATA_HOME/felica/history.sqlite3, else ~/.local/share/felica/history.sqlite3).",
+        kind: .file))
+    static let card = Option(OptionSpec("card", value: "idm", help: "Only this card (its IDm, 16 hex digits, as `felica poll` shows it).")) { s throws(UsageError) in
+        guard s.count == 16, s.allSatisfy(\.isHexDigit) else {
+            throw UsageError("option '--card': \"\(s)\" is not an IDm (16 hex digits, e.g. 0101120312345678)")
+        }
+        return s.lowercased()
+    }
+    static let from = Option(OptionSpec("from", value: "date", help: "From this day on (YYYY-MM-DD, or YYYY-MM for the month's first day).")) { s throws(UsageError) in
+        try day(s, option: "from", endOfMonth: false)
+    }
+    static let to = Option(OptionSpec("to", value: "date", help: "Up to this day, inclusive (YYYY-MM-DD, or YYYY-MM for the whole month).")) { s throws(UsageError) in
+        try day(s, option: "to", endOfMonth: true)
+    }
+    static let csv = OptionSpec.flag("csv", help: "Write CSV (RFC 4180): date, time, type, from, to, amount, balance, sequence, card, purse, detail.")
+    static let excel = OptionSpec.flag("excel", help: "With --csv: start with a UTF-8 byte-order mark and end lines with CRLF, for Excel on Windows.")
+    static let summary = OptionSpec.flag("summary", help: "With --csv: after each month, a 'month total' row with fares, charges and purchases.")
+
+    /// `YYYY-MM-DD`, or `YYYY-MM` as the month's first or last day.
+    static func day(_ s: String, option: String, endOfMonth: Bool) throws(UsageError) -> String {
+        let parts = s.split(separator: "-", omittingEmptySubsequences: false)
+        let bad = UsageError("option '--\(option)': \"\(s)\" is not a date (YYYY-MM-DD or YYYY-MM)")
+        guard (2...3).contains(parts.count), parts[0].count == 4, parts.dropFirst().allSatisfy({ $0.count == 2 }),
+              let y = Int(parts[0]), let m = Int(parts[1]) else { throw bad }
+        let d = parts.count == 3 ? Int(parts[2]) : (endOfMonth ? CardDate.daysIn(month: m, year: y) : 1)
+        guard let d, (1...12).contains(m), (try? CardDate(year: y, month: m, day: d)) != nil else { throw bad }
+        return "\(parts[0])-\(parts[1])-" + (d < 10 ? "0\(d)" : "\(d)")
+    }
+
+    /// The database path: `--db`, else the default under the user's data directory.
+    static func path(_ given: String?) throws -> String {
+        if let given { return given }
+        var env: [String: String] = [:]
+        for name in ["XDG_DATA_HOME", "HOME"] { if let v = getenv(name) { env[name] = String(cString: v) } }
+        guard let path = HistoryStore.defaultPath(environment: env) else {
+            throw CLIError("no place for the history database: neither XDG_DATA_HOME nor HOME is set; give --db FILE")
+        }
+        return path
+    }
+
+    /// Opens the database. `FELICA_TEST_SAVE_STOP=N` kills the process (SIGKILL) before the
+    /// N-th statement of a save and `FELICA_TEST_SAVE_PAUSE=N:MS` pauses there: the tests of
+    /// interrupted and concurrent saves use them.
+    static func open(_ given: String?) throws -> HistoryStore {
+        let store = try HistoryStore(path: try path(given))
+        let stop = getenv("FELICA_TEST_SAVE_STOP").flatMap { Int(String(cString: $0)) }
+        let pause = getenv("FELICA_TEST_SAVE_PAUSE").map { String(cString: $0).split(separator: ":").compactMap { Int($0) } }
+        if stop != nil || pause?.count == 2 {
+            store.beforeSaveStatement = { n in
+                if let pause, pause.count == 2, n == pause[0] { usleep(useconds_t(pause[1] * 1000)) }
+                if n == stop { kill(getpid(), SIGKILL) }
+            }
+        }
+        return store
+    }
+
+    /// Now, in UTC: `2026-11-30T19:00:00Z`.
+    static func now() -> String {
+        var t = time(nil)
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        func p(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(parts.tm_year + 1900)-\(p(parts.tm_mon + 1))-\(p(parts.tm_mday))T\(p(parts.tm_hour)):\(p(parts.tm_min)):\(p(parts.tm_sec))Z"
+    }
+
+    /// Saves a report; the one-line account of what was kept, and the gaps and conflicts
+    /// as warnings on stderr.
+    static func save(_ report: CardReport, device: String?, to store: HistoryStore, console: Console) throws -> HistoryStore.SaveResult {
+        let reading = try Reading(report: report, device: device, readAt: now())
+        let result = try store.save(reading)
+        for gap in result.gaps { console.diag("warning: gap in the history of card \(gap.card): \(gap)") }
+        for c in result.conflicts { console.diag("warning: card \(report.idm): \(c)") }
+        if result.malformed > 0 {
+            console.diag("warning: \(result.malformed) record\(result.malformed == 1 ? "" : "s") of card \(report.idm) did not decode and \(result.malformed == 1 ? "was" : "were") not kept")
+        }
+        return result
+    }
+
+    static func summary(_ r: HistoryStore.SaveResult) -> String {
+        "\(r.read) record\(r.read == 1 ? "" : "s") read, \(r.added) added, \(r.alreadyKept) already kept"
+            + (r.gaps.isEmpty ? "" : ", \(r.gaps.reduce(0) { $0 + $1.missing }) missing (gap)")
+    }
+
+    static func json(_ r: HistoryStore.SaveResult) -> JSONValue {
+        .object(["read": .int(r.read), "added": .int(r.added), "alreadyKept": .int(r.alreadyKept),
+                 "gaps": .array(r.gaps.map(gap)), "conflicts": .array(r.conflicts.map { .string($0) }), "malformed": .int(r.malformed)])
+    }
+
+    static func gap(_ g: HistoryStore.Gap) -> JSONValue {
+        .object(["card": .string(g.card), "purse": .string(g.purse), "afterSequence": .int(g.afterSequence),
+                 "beforeSequence": .int(g.beforeSequence), "missing": .int(g.missing)])
+    }
+
+    /// Writes records as CSV to stdout in large writes.
+    static func writeCSV(excel: Bool, summary: Bool, console: Console, _ produce: (inout ExpenseCSV) throws -> Void) throws {
+        var buffer = ""
+        buffer.reserveCapacity(1 << 16)
+        var csv = try ExpenseCSV(excel: excel, summary: summary) { line in
+            buffer += line
+            if buffer.utf8.count >= 1 << 16 { console.out(buffer); buffer.removeAll(keepingCapacity: true) }
+        }
+        try produce(&csv)
+        try csv.finish()
+        console.out(buffer)
+    }
+
+    /// `--excel` and `--summary` only mean something with `--csv`.
+    static func checkCSVFlags(_ args: ParsedArguments, csv: Bool) throws(UsageError) {
+        for f in [excel, summary] where args.flag(f) && !csv {
+            throw UsageError("option '--\(f.long)' needs --csv")
+        }
+    }
+}
+
+/// `felica log add`: read the card and merge its records.
+struct LogAddCommand: CLICommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "add",
+            abstract: "Read the card on the reader and keep its records in the history database.",
+            discussion: "Reading the same card twice adds nothing. Records that rolled off the card since the last reading are reported as a gap. The reading is saved whole or not at all: a card pulled away mid-read saves nothing.",
+            options: CommonOptions.card + [HistoryOptions.db.spec, CommonOptions.stations.spec, PurseOutput.allSystems, CommonOptions.json])
+    }
+
+    let card: CardOptions
+    let db: String?
+    let stations: String?
+    let allSystems: Bool
+    let json: Bool
+
+    init(_ args: ParsedArguments) throws(UsageError) {
+        card = try CardOptions(args)
+        db = try args.value(HistoryOptions.db)
+        stations = try args.value(CommonOptions.stations)
+        allSystems = args.flag(PurseOutput.allSystems)
+        json = args.flag(CommonOptions.json)
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let store = try HistoryOptions.open(db)
+        let reader = PurseOutput.reader(.history, allSystems: allSystems, stations: try PurseOutput.stations(stations))
+        let (report, device) = try await CardContext.with(card, console: console) { session in
+            (try await reader.read(session), session.transport.name)
+        }
+        PurseOutput.diagnostics(report, console)
+        let result = try HistoryOptions.save(report, device: device, to: store, console: console)
+        if json {
+            let o = JSONObject([("card", .string(report.idm.hex))] + (HistoryOptions.json(result).objectValue?.members.map { ($0.key, $0.value) } ?? []))
+            JSONOut.print(.object(o), console)
+        } else {
+            console.line("Card \(report.idm): \(HistoryOptions.summary(result)) (\(store.path))")
+        }
+        return ExitCode.ok
+    }
+}
+
+/// `felica log show`: the kept records.
+struct LogShowCommand: CLICommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "show",
+            abstract: "Show the records kept in the history database, newest first.",
+            options: [HistoryOptions.db.spec, HistoryOptions.card.spec, HistoryOptions.from.spec, HistoryOptions.to.spec, CommonOptions.json])
+    }
+
+    let db: String?
+    let query: HistoryStore.Query
+    let json: Bool
+
+    init(_ args: ParsedArguments) throws(UsageError) {
+        db = try args.value(HistoryOptions.db)
+        query = HistoryStore.Query(card: try args.value(HistoryOptions.card), from: try args.value(HistoryOptions.from),
+                                   to: try args.value(HistoryOptions.to), newestFirst: true)
+        json = args.flag(CommonOptions.json)
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let store = try HistoryOptions.open(db)
+        let records = try store.records(query)
+        let gaps = try store.gaps(card: query.card)
+        if json {
+            JSONOut.print(.object(["records": .array(records.map(Self.json)), "gaps": .array(gaps.map(HistoryOptions.gap))]), console)
+            return ExitCode.ok
+        }
+        if records.isEmpty {
+            console.line("No records kept\(query.card.map { " for card \($0)" } ?? "") in \(store.path)\(query.from != nil || query.to != nil ? " in that period" : "").")
+        } else {
+            let pad = PurseOutput.padRight, left = PurseOutput.padLeft
+            console.line(pad("DATE", 16) + "  " + pad("CARD", 16) + "  " + pad("TYPE", 9) + left("AMOUNT", 9) + left("BALANCE", 10) + left("SEQ", 7) + "  DETAILS")
+            for r in records {
+                let when = r.date + (r.time.map { " " + $0.prefix(5) } ?? "")
+                console.line(pad(when, 16) + "  " + pad(r.card, 16) + "  " + pad(r.type, 9) + left(PurseOutput.yen(r.amount, signed: true), 9)
+                             + left(PurseOutput.yen(r.balance), 10) + left(r.sequence.map(String.init) ?? "-", 7) + "  " + Self.details(r))
+            }
+        }
+        for g in gaps { console.line("gap: card \(g.card) \(g)") }
+        return ExitCode.ok
+    }
+
+    /// `ticket gate, fare: 新宿 → 渋谷`.
+    static func details(_ r: KeptRecord) -> String {
+        switch (r.from, r.to) {
+        case (let a?, let b?): "\(r.detail): \(a) → \(b)"
+        case (let a?, nil): "\(r.detail): \(a)"
+        case (nil, let b?): "\(r.detail): → \(b)"
+        case (nil, nil): r.detail
+        }
+    }
+
+    static func json(_ r: KeptRecord) -> JSONValue {
+        var o = JSONObject()
+        o.append("card", .string(r.card))
+        o.append("purse", .string(r.purse))
+        o.append("date", .string(r.date))
+        o.append("time", r.time.map { .string($0) } ?? .null)
+        o.append("type", .string(r.type))
+        o.append("amount", r.amount.map { .int($0) } ?? .null)
+        o.append("balance", .int(r.balance))
+        o.append("sequence", r.sequence.map { .int($0) } ?? .null)
+        o.append("from", r.from.map { .string($0) } ?? .null)
+        o.append("to", r.to.map { .string($0) } ?? .null)
+        o.append("detail", .string(r.detail))
+        return .object(o)
+    }
+}
+
+/// `felica log export --csv`: the kept records as CSV, oldest first.
+struct LogExportCommand: CLICommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "export",
+            abstract: "Write the kept records as CSV, oldest first, for a spreadsheet or an expense claim.",
+            discussion: "For a month's commuting claim: felica log export --csv --from 2026-11 --to 2026-11 --summary > november.csv (add --excel for Excel on Windows).",
+            options: [HistoryOptions.csv, HistoryOptions.db.spec, HistoryOptions.card.spec, HistoryOptions.from.spec, HistoryOptions.to.spec,
+                      HistoryOptions.excel, HistoryOptions.summary])
+    }
+
+    let db: String?
+    let query: HistoryStore.Query
+    let excel: Bool
+    let summary: Bool
+
+    init(_ args: ParsedArguments) throws(UsageError) {
+        guard args.flag(HistoryOptions.csv) else { throw UsageError("'log export' writes CSV: add --csv") }
+        db = try args.value(HistoryOptions.db)
+        query = HistoryStore.Query(card: try args.value(HistoryOptions.card), from: try args.value(HistoryOptions.from),
+                                   to: try args.value(HistoryOptions.to))
+        excel = args.flag(HistoryOptions.excel)
+        summary = args.flag(HistoryOptions.summary)
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let store = try HistoryOptions.open(db)
+        try HistoryOptions.writeCSV(excel: excel, summary: summary, console: console) { csv in
+            try store.forEach(query) { try csv.add($0) }
+        }
+        return ExitCode.ok
+    }
+}

@@ -1,0 +1,70 @@
+import FeliCa
+import FeliCaCards
+
+/// One reading of a card, ready to merge into the history database: every purse's
+/// records, newest first, as the card returned them.
+public struct Reading: Sendable {
+    /// One purse of the reading.
+    public struct PurseRecords: Sendable {
+        public var profile: PurseProfile
+        /// Newest first.
+        public var records: [KeptRecord]
+        /// Records that did not decode (kept out of the database; the save reports them).
+        public var malformed: Int
+        /// Whether the purse's sequence numbers identify its records (see ``init(report:device:readAt:)``).
+        public var numbered: Bool
+    }
+
+    /// The card's IDm, hex.
+    public var card: String
+    /// The device string the reading came from.
+    public var device: String?
+    /// When, as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
+    public var readAt: String
+    public var purses: [PurseRecords]
+
+    public init(card: String, device: String?, readAt: String, purses: [PurseRecords]) {
+        self.card = card; self.device = device; self.readAt = readAt; self.purses = purses
+    }
+
+    /// The reading of a card report read at history depth.
+    ///
+    /// A purse whose history was not read, or could not be read (a refused read, a card
+    /// that answered part of it), makes the whole reading incomplete: it throws, and
+    /// nothing is saved rather than half. A purse whose history needs a key carries no
+    /// history at all and is left out.
+    ///
+    /// Sequence numbers identify records when they differ from each other; a purse whose
+    /// records repeat a number (all zero, say) is keyed by content instead.
+    public init(report: CardReport, device: String?, readAt: String) throws(HistoryError) {
+        var purses: [PurseRecords] = []
+        for p in report.purses {
+            let unreadable = p.issues.filter {
+                if case .unreadable = $0.problem { return $0.content == "history" }
+                return false
+            }
+            if let issue = unreadable.first {
+                throw HistoryError(.incompleteReading, "the \(p.profile.displayName) history could not be read (\(issue)); nothing was saved")
+            }
+            guard let history = p.history else {
+                if p.issues.contains(where: { $0.content == "history" }) { continue }
+                throw HistoryError(.incompleteReading, "the \(p.profile.displayName) history was not read; nothing was saved")
+            }
+            let transactions = history.compactMap(\.transaction)
+            let modulus = Self.sequenceModulus(p.profile)
+            let numbers = transactions.map { $0.sequence % modulus }
+            let numbered = Set(numbers).count == numbers.count && !(numbers.count > 1 && numbers.allSatisfy { $0 == 0 })
+            purses.append(PurseRecords(
+                profile: p.profile,
+                records: transactions.map { KeptRecord($0, card: report.idm, purse: p.profile, numbered: numbered) },
+                malformed: history.count - transactions.count, numbered: numbered))
+        }
+        self.init(card: report.idm.hex, device: device, readAt: readAt, purses: purses)
+    }
+
+    /// Sequence numbers wrap at this value: transit and nanaco/WAON cards count in 16 bits
+    /// (a transit record has 24 bits for it, whose top byte stays 0), Edy in 24.
+    public static func sequenceModulus(_ profile: PurseProfile) -> Int {
+        profile == .edy ? 1 << 24 : 1 << 16
+    }
+}

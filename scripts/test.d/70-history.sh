@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# The history database and CSV through the real felica binary and real SQLite: CSV
+# parsed back by Python's csv module to the same rows; a save killed (SIGKILL) before each
+# of its statements leaves a database that passes PRAGMA integrity_check with the whole
+# reading or none of it; two processes saving at once both land; a card pulled away
+# mid-read (real libnfc, PN532 emulator) saves nothing; a gap between two readings is
+# reported. Databases are checked with Python's sqlite3 module.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+bin="${FELICA_BIN:-$(swift build --show-bin-path)}"
+felica="$bin/felica"
+sim="$bin/felica-sim"
+export LIBNFC_AUTO_SCAN=false LIBNFC_LOG_LEVEL=0
+unset FELICA_DEVICE FELICA_TEST_SAVE_STOP FELICA_TEST_SAVE_PAUSE
+
+tmp="$(mktemp -d)"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+export XDG_DATA_HOME="$tmp/xdg"
+
+failures=0
+pass() { echo "ok   $*" >&2; }
+fail() { echo "FAIL $*" >&2; failures=$((failures + 1)); }
+
+# db_state FILE: "<integrity_check> <records> <readings>"
+db_state() {
+  python3 - "$1" <<'EOF'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+ok = c.execute("PRAGMA integrity_check").fetchone()[0]
+records = c.execute("SELECT count(*) FROM records").fetchone()[0]
+readings = c.execute("SELECT count(*) FROM readings").fetchone()[0]
+print(ok, records, readings)
+EOF
+}
+
+# ---- the default database and idempotence ----------------------------------------------
+"$felica" log add --device virtual:suica >"$tmp/add1" 2>&1 || fail "log add (default database)"
+[[ -f "$XDG_DATA_HOME/felica/history.sqlite3" ]] && pass "log add creates \$XDG_DATA_HOME/felica/history.sqlite3" \
+  || fail "no database at \$XDG_DATA_HOME/felica/history.sqlite3: $(cat "$tmp/add1")"
+"$felica" log add --device virtual:suica >"$tmp/add2" 2>&1
+grep -q "9 records read, 0 added, 9 already kept" "$tmp/add2" && pass "reading the same card twice adds nothing" \
+  || fail "second log add: $(cat "$tmp/add2")"
+
+# ---- CSV parsed back by Python's csv module -----------------------------------------------
+db="$tmp/claims.sqlite3"
+"$felica" log add --device virtual:wallet --db "$db" >/dev/null 2>&1 && "$felica" log add --device virtual:suica --db "$db" >/dev/null 2>&1 \
+  || fail "log add into $db"
+"$felica" log show --json --db "$db" >"$tmp/show.json" || fail "log show --json"
+for variant in "" "--excel" "--summary" "--excel --summary"; do
+  # shellcheck disable=SC2086
+  "$felica" log export --csv $variant --db "$db" >"$tmp/export.csv" || { fail "log export --csv $variant"; continue; }
+  if python3 - "$tmp/export.csv" "$tmp/show.json" "$variant" <<'EOF'
+import csv, json, sys
+path, shown, variant = sys.argv[1], sys.argv[2], sys.argv[3]
+raw = open(path, "rb").read()
+excel = "--excel" in variant
+assert raw.startswith(b"\xef\xbb\xbf") == excel, "byte-order mark only with --excel"
+body = raw[3:] if excel else raw
+lines = body.split(b"\r\n" if excel else b"\n")
+assert lines[-1] == b"", "output ends with a line ending"
+if not excel:
+    assert b"\r" not in body, "plain CSV ends lines with LF"
+rows = list(csv.reader(open(path, encoding="utf-8-sig", newline="")))
+header = rows[0]
+expected_header = ["date", "time", "type", "from", "to", "amount", "balance", "sequence", "card", "purse", "detail"]
+if "--summary" in variant:
+    expected_header += ["fares", "charges", "purchases"]
+assert header == expected_header, header
+records = [dict(zip(header, r)) for r in rows[1:] if r[2] != "month total"]
+totals = [dict(zip(header, r)) for r in rows[1:] if r[2] == "month total"]
+kept = json.load(open(shown))["records"]
+kept.reverse()  # log show is newest first, export oldest first
+def text(v):
+    return "" if v is None else str(v)
+want = [[text(k[f]) for f in ["date", "time", "type", "from", "to", "amount", "balance", "sequence", "card", "purse", "detail"]] for k in kept]
+got = [[r[f] for f in expected_header[:11]] for r in records]
+assert got == want, (got[:3], want[:3])
+assert any("," in r["detail"] for r in records), "a field holding a comma came back whole"
+assert any(r["from"] == "新宿" and r["to"] == "渋谷" for r in records), "station names survive the round trip"
+if "--summary" in variant:
+    months = {}
+    for k in kept:
+        m = months.setdefault(k["date"][:7], [0, 0, 0])
+        a = k["amount"] or 0
+        if k["type"] == "transit": m[0] -= a
+        if k["type"] == "charge": m[1] += a
+        if k["type"] == "purchase": m[2] -= a
+    assert {t["date"]: [int(t["fares"]), int(t["charges"]), int(t["purchases"])] for t in totals} == months, totals
+else:
+    assert not totals
+EOF
+  then pass "log export --csv ${variant:-(plain)}: Python's csv module reads back the rows log show keeps"
+  else fail "log export --csv $variant: rows differ (above)"; fi
+done
+
+"$felica" history --csv --device virtual:wallet >"$tmp/history.csv" || fail "history --csv"
+"$felica" history --json --device virtual:wallet >"$tmp/history.json" || fail "history --json"
+python3 - "$tmp/history.csv" "$tmp/history.json" <<'EOF' && pass "history --csv: Python reads back every transaction of the card" || fail "history --csv rows"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1], encoding="utf-8", newline="")))
+card = json.load(open(sys.argv[2]))
+want = sorted((p["profile"], t["sequence"], t["balance"], t["amount"]) for p in card["purses"] for t in p["transactions"])
+got = sorted((r["purse"], int(r["sequence"]), int(r["balance"]), int(r["amount"]) if r["amount"] else None) for r in rows)
+assert got == want, (got, want)
+assert [r["date"] for r in rows] == sorted(r["date"] for r in rows), "oldest first"
+EOF
+
+out="$("$felica" history --excel --device virtual:suica 2>&1)"
+[[ $? -eq 64 && "$out" == *"--excel' needs --csv"* ]] && pass "--excel without --csv is a usage error" || fail "--excel without --csv: $out"
+
+# ---- kill -9 before every statement of a save ---------------------------------------------
+base="$tmp/base.sqlite3"
+"$felica" log add --device virtual:wallet --db "$base" >/dev/null 2>&1 || fail "base database"
+before="$(db_state "$base")"
+n=1; none=0; whole=0
+while ((n < 200)); do
+  rm -f "$tmp/k.sqlite3"*
+  python3 -c "import sqlite3,sys; s=sqlite3.connect(sys.argv[1]); d=sqlite3.connect(sys.argv[2]); s.backup(d)" "$base" "$tmp/k.sqlite3"
+  # Inside its own bash, so the shell's "Killed" notice does not land in the test log.
+  bash -c 'FELICA_TEST_SAVE_STOP=$0 "$1" log add --device virtual:suica --db "$2" >/dev/null 2>"$3"; exit $?' \
+    "$n" "$felica" "$tmp/k.sqlite3" "$tmp/k.err" 2>/dev/null
+  st=$?
+  state="$(db_state "$tmp/k.sqlite3")"
+  if [[ $st -eq 0 ]]; then
+    [[ "$state" == "ok 23 2" ]] && whole=1 || fail "save that ran to the end left: $state"
+    break
+  fi
+  if [[ $st -ne 137 ]]; then fail "statement $n: exit $st, expected SIGKILL (137): $(cat "$tmp/k.err")"; break; fi
+  if [[ "$state" == "$before" ]]; then none=$((none + 1)); else fail "killed before statement $n: $state (expected $before)"; fi
+  n=$((n + 1))
+done
+((whole == 1 && none == n - 1 && n > 10)) \
+  && pass "kill -9 before each of the $((n - 1)) statements of a save: integrity_check ok and nothing saved each time; uninterrupted, the whole reading" \
+  || fail "kill -9 run: $none of $((n - 1)) kills left the database as it was"
+
+# ---- two processes saving at once -----------------------------------------------------------
+db2="$tmp/concurrent.sqlite3"
+"$felica" log show --db "$db2" >/dev/null 2>&1   # creates the schema first
+FELICA_TEST_SAVE_PAUSE=2:1500 "$felica" log add --device virtual:suica --db "$db2" >"$tmp/a.out" 2>&1 &
+a=$!
+sleep 0.4
+"$felica" log add --device virtual:wallet --db "$db2" >"$tmp/b.out" 2>&1
+sb=$?
+wait $a; sa=$?
+state="$(db_state "$db2")"
+[[ $sa -eq 0 && $sb -eq 0 && "$state" == "ok 23 2" ]] \
+  && pass "two processes saving at once (one holding the write lock 1.5 s): both land ($state)" \
+  || fail "concurrent saves: exit $sa/$sb, state $state: $(cat "$tmp/a.out" "$tmp/b.out")"
+
+FELICA_TEST_SAVE_PAUSE=3:800 "$felica" log add --device virtual:suica --db "$tmp/same.sqlite3" >"$tmp/a.out" 2>&1 &
+a=$!
+sleep 0.3
+"$felica" log add --device virtual:suica --db "$tmp/same.sqlite3" >"$tmp/b.out" 2>&1; sb=$?
+wait $a; sa=$?
+state="$(db_state "$tmp/same.sqlite3")"
+[[ $sa -eq 0 && $sb -eq 0 && "$state" == "ok 9 2" ]] \
+  && pass "the same card saved by two processes at once: kept once ($state)" \
+  || fail "same card concurrently: exit $sa/$sb, state $state: $(cat "$tmp/a.out" "$tmp/b.out")"
+
+# ---- a card pulled away mid-read saves nothing ----------------------------------------------
+# The history takes three exchanges (Polling, two reads): the card leaves before the last.
+"$sim" pn532 --link "$tmp/pulled" --card suica --remove-after 2 >"$tmp/sim.out" 2>"$tmp/sim.err" &
+pids+=($!)
+for _ in $(seq 100); do [[ -L "$tmp/pulled" && -s "$tmp/sim.out" ]] && break; sleep 0.05; done
+cp "$base" "$tmp/pulled.sqlite3"
+"$felica" log add --device "libnfc:pn532_uart:$tmp/pulled" --db "$tmp/pulled.sqlite3" >"$tmp/p.out" 2>&1
+st=$?
+state="$(db_state "$tmp/pulled.sqlite3")"
+[[ $st -ne 0 && "$state" == "$before" ]] \
+  && pass "card pulled mid-read through libnfc: exit $st, nothing saved ($(head -c 90 "$tmp/p.out"))" \
+  || fail "pulled card: exit $st, state $state (expected $before): $(cat "$tmp/p.out")"
+
+# ---- a gap between two readings --------------------------------------------------------------
+"$felica" dump --json --device virtual:suica >"$tmp/suica.json"
+python3 - "$tmp/suica.json" "$tmp/later.json" <<'EOF'
+import json, sys
+card = json.load(open(sys.argv[1]))
+for s in card["systems"][0]["services"]:
+    if s["code"] == "090f":
+        blocks = [bytearray.fromhex(b) for b in s["blocks"]]
+        for b in blocks:
+            if any(b):
+                seq = (b[13] << 8 | b[14]) + 30
+                b[13], b[14] = seq >> 8, seq & 0xFF
+        s["blocks"] = [b.hex() for b in blocks]
+json.dump(card, open(sys.argv[2], "w"))
+EOF
+db3="$tmp/gap.sqlite3"
+"$felica" log add --device virtual:suica --db "$db3" >/dev/null 2>&1
+"$felica" log add --device "virtual:$tmp/later.json" --db "$db3" >"$tmp/gap.out" 2>"$tmp/gap.err"
+grep -q "21 records between sequence 161 and 183 rolled off" "$tmp/gap.err" \
+  && "$felica" log show --db "$db3" | grep -q "^gap: card 0101120312345678 transit-ic: 21 records" \
+  && pass "a gap between two readings is reported by log add and kept for log show" \
+  || fail "gap: $(cat "$tmp/gap.out" "$tmp/gap.err")"
+
+echo "plain text" >"$tmp/notadb.txt"; for _ in $(seq 12); do cat "$tmp/notadb.txt" "$tmp/notadb.txt" >"$tmp/x" && mv "$tmp/x" "$tmp/notadb.txt"; done
+out="$("$felica" log show --db "$tmp/notadb.txt" 2>&1)"; st=$?
+[[ $st -eq 1 && "$out" == *"is not a history database"* ]] && pass "a file that is no database is named (exit 1)" || fail "not a database: exit $st: $out"
+
+if ((failures)); then echo "70-history: $failures failure(s)" >&2; exit 1; fi
+echo "70-history: ok" >&2
