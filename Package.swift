@@ -33,11 +33,12 @@ let package = Package(
         // The readers' own protocols (PC/SC pseudo-APDUs, PN532 frames): pure codecs shared by
         // the transports, the emulators and the fuzzers. No Foundation, no I/O.
         .target(name: "FeliCaReaderCodecs", dependencies: ["FeliCa"], swiftSettings: strict),
-        // What the transports over C stacks share: one thread per device, the USB reader selector.
+        // What code over C stacks and system calls shares: one thread per device, the USB
+        // reader selector, whole-buffer reads and writes.
         .target(name: "FeliCaTransportSupport", swiftSettings: strict),
         .target(name: "FeliCaCards", dependencies: ["FeliCa"], swiftSettings: strict),
         .target(name: "FeliCaTrace", dependencies: ["FeliCa", "FeliCaJSON"], swiftSettings: strict),
-        .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaJSON", "FeliCaCards"], swiftSettings: strict),
+        .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaJSON", "FeliCaCards", "FeliCaTransportSupport"], swiftSettings: strict),
         .target(name: "FeliCaScheduling", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaJSON"], swiftSettings: strict),
         .systemLibrary(
             name: "CLibNFC", pkgConfig: "libnfc",

@@ -3,6 +3,11 @@ import Foundation
 
 /// Draws a bench report as an SVG: detection time against position, the fitted line,
 /// the session limit and the positions never detected.
+///
+/// Past 20 positions the x axis is logarithmic in 1 + position, and when the times span
+/// more than a factor of 50 the time axis is logarithmic too: the first ten positions
+/// (where an app's own codes sit) then take about half the width and their times stand
+/// apart, instead of a clump of points in the corner below a 45 s scale.
 public enum OrderPlot {
     static let width = 800.0, height = 500.0
     static let left = 80.0, right = 30.0, top = 60.0, bottom = 70.0
@@ -15,11 +20,14 @@ public enum OrderPlot {
         var maxY = report.rows.compactMap(\.mean).max() ?? 1
         if let fit = report.fit { maxY = max(maxY, fit.value(at: maxX)) }
         if let limit = report.sessionLimit?.seconds, limit < maxY * 1.3 { maxY = max(maxY, limit) }
-        let xTicks = ticks(upTo: maxX), yTicks = ticks(upTo: maxY > 0 ? maxY : 1)
-        let xMax = xTicks.last!, yMax = yTicks.last!
+        let scale = XScale(maximum: maxX)
+        let minY = (report.rows.flatMap { $0.samples.compactMap { $0 } } + measured.map(\.seconds)).filter { $0 > 0 }.min() ?? maxY
+        let yScale = YScale(minimum: minY, maximum: maxY > 0 ? maxY : 1)
+        let xTicks = scale.ticks, yTicks = yScale.ticks
+        let xMax = scale.maximum, yMax = yScale.maximum
         let plotW = width - left - right, plotH = height - top - bottom
-        func px(_ x: Double) -> Double { left + x / xMax * plotW }
-        func py(_ y: Double) -> Double { top + plotH - y / yMax * plotH }
+        func px(_ x: Double) -> Double { left + scale.unit(x) * plotW }
+        func py(_ y: Double) -> Double { top + plotH - yScale.unit(y) * plotH }
 
         var s = """
         <?xml version="1.0" encoding="UTF-8"?>
@@ -43,8 +51,9 @@ public enum OrderPlot {
         s += "<g stroke=\"#222\" stroke-width=\"1.5\">\n"
         s += "<line x1=\"\(n(left))\" y1=\"\(n(top + plotH))\" x2=\"\(n(left + plotW))\" y2=\"\(n(top + plotH))\"/>\n"
         s += "<line x1=\"\(n(left))\" y1=\"\(n(top))\" x2=\"\(n(left))\" y2=\"\(n(top + plotH))\"/>\n</g>\n"
-        s += "<text x=\"\(n(left + plotW / 2))\" y=\"\(n(height - 22))\" text-anchor=\"middle\">\(escape("position of \(report.target) in the list (codes polled before it)"))</text>\n"
-        s += "<text transform=\"translate(22 \(n(top + plotH / 2))) rotate(-90)\" text-anchor=\"middle\">detection time (s)</text>\n"
+        let axis = "position of \(report.target) in the list (codes polled before it)" + (scale.logarithmic ? ", log scale" : "")
+        s += "<text x=\"\(n(left + plotW / 2))\" y=\"\(n(height - 22))\" text-anchor=\"middle\">\(escape(axis))</text>\n"
+        s += "<text transform=\"translate(22 \(n(top + plotH / 2))) rotate(-90)\" text-anchor=\"middle\">detection time (s\(yScale.logarithmic ? ", log scale" : ""))</text>\n"
         // Session limit.
         if let limit = report.sessionLimit?.seconds, limit <= yMax {
             s += "<line x1=\"\(n(left))\" y1=\"\(n(py(limit)))\" x2=\"\(n(left + plotW))\" y2=\"\(n(py(limit)))\" stroke=\"#c33\" stroke-dasharray=\"6 4\"/>\n"
@@ -66,7 +75,9 @@ public enum OrderPlot {
         if let fit = report.fit {
             let xs = report.rows.filter(\.detected).map { Double($0.position) }
             if let a = xs.min(), let b = xs.max() {
-                s += "<line x1=\"\(n(px(a)))\" y1=\"\(n(py(fit.value(at: a))))\" x2=\"\(n(px(b)))\" y2=\"\(n(py(fit.value(at: b))))\" stroke=\"#1f77b4\" stroke-width=\"2\" stroke-dasharray=\"8 4\"/>\n"
+                // A straight line on a linear axis, a curve on the log one.
+                let points = scale.samples(from: a, to: b).map { "\(n(px($0))),\(n(py(fit.value(at: $0))))" }
+                s += "<polyline points=\"\(points.joined(separator: " "))\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" stroke-dasharray=\"8 4\"/>\n"
             }
         }
         // Reference measurements: open squares.
@@ -78,12 +89,17 @@ public enum OrderPlot {
             }
             s += "</g>\n"
         }
-        // Never detected: crosses on the top edge.
+        // Never detected: crosses along the top edge; a cross that would touch the one
+        // before it goes one row lower, so neighbouring positions stay apart.
         let never = report.rows.filter { !$0.detected }
         if !never.isEmpty {
             s += "<g stroke=\"#c33\" stroke-width=\"2\">\n"
+            var rowEnds: [Double] = []  // right edge of the last cross in each row
             for row in never {
-                let x = px(Double(row.position)), y = top + 8
+                let x = px(Double(row.position))
+                let level = rowEnds.firstIndex { x - 4 > $0 + 3 } ?? rowEnds.count
+                if level == rowEnds.count { rowEnds.append(x + 4) } else { rowEnds[level] = x + 4 }
+                let y = top + 8 + Double(level) * 12
                 s += "<path d=\"M\(n(x - 4)) \(n(y - 4)) L\(n(x + 4)) \(n(y + 4)) M\(n(x - 4)) \(n(y + 4)) L\(n(x + 4)) \(n(y - 4))\"><title>\(row.position): never detected</title></path>\n"
             }
             s += "</g>\n"
@@ -106,6 +122,79 @@ public enum OrderPlot {
         }
         s += "</g>\n</svg>\n"
         return s
+    }
+
+    /// Where positions go across the plot: linear up to 20, else logarithmic in 1 + x.
+    struct XScale {
+        let maximum: Double
+        let logarithmic: Bool
+
+        init(maximum: Double) {
+            logarithmic = maximum > 20
+            self.maximum = logarithmic ? maximum : OrderPlot.ticks(upTo: maximum).last!
+        }
+
+        /// 0 at the left edge, 1 at the right.
+        func unit(_ x: Double) -> Double {
+            logarithmic ? log10(1 + x) / log10(1 + maximum) : x / maximum
+        }
+
+        /// Tick positions: 0, 1, 2, 5, 10, 20, 50 ... on the log axis, ending at the maximum.
+        var ticks: [Double] {
+            guard logarithmic else { return OrderPlot.ticks(upTo: maximum) }
+            var out: [Double] = [0]
+            var decade = 1.0
+            while decade <= maximum {
+                for m in [1.0, 2, 5] where m * decade <= maximum { out.append(m * decade) }
+                decade *= 10
+            }
+            if unit(maximum) - unit(out.last!) > 0.05 { out.append(maximum) }
+            return out
+        }
+
+        /// Positions from `a` to `b` close enough that a line through them looks smooth.
+        func samples(from a: Double, to b: Double) -> [Double] {
+            guard logarithmic else { return [a, b] }
+            let ua = log10(1 + a), ub = log10(1 + b)
+            return (0...80).map { k in pow(10, ua + (ub - ua) * Double(k) / 80) - 1 }
+        }
+    }
+
+    /// Where times go up the plot: linear from 0, or logarithmic when they span more than
+    /// a factor of 50 (from the decade below the shortest to the one above the longest).
+    struct YScale {
+        let minimum: Double
+        let maximum: Double
+        let logarithmic: Bool
+
+        init(minimum: Double, maximum: Double) {
+            logarithmic = minimum > 0 && maximum / minimum > 50
+            if logarithmic {
+                self.minimum = pow(10, floor(log10(minimum)))
+                self.maximum = pow(10, ceil(log10(maximum)))
+            } else {
+                self.minimum = 0
+                self.maximum = OrderPlot.ticks(upTo: maximum).last!
+            }
+        }
+
+        /// 0 at the bottom, 1 at the top; times below the axis stay at the bottom edge.
+        func unit(_ y: Double) -> Double {
+            guard logarithmic else { return y / maximum }
+            return (log10(max(y, minimum)) - log10(minimum)) / (log10(maximum) - log10(minimum))
+        }
+
+        /// 1, 2 and 5 of each decade on the log axis.
+        var ticks: [Double] {
+            guard logarithmic else { return OrderPlot.ticks(upTo: maximum) }
+            var out: [Double] = []
+            var decade = minimum
+            while decade < maximum * 1.0001 {
+                for m in [1.0, 2, 5] where m * decade <= maximum * 1.0001 { out.append(m * decade) }
+                decade *= 10
+            }
+            return out
+        }
     }
 
     /// Round tick values from 0 covering `maximum`: steps of 1, 2 or 5 × 10^k, 4-10 ticks.

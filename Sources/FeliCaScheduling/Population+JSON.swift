@@ -55,6 +55,11 @@ extension Population {
 
     /// Reads a population file.
     public static func load(path: String) throws(FeliCaError) -> Population {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw FeliCaError(.badInput, "population \(path): no such file")
+        }
+        if isDirectory.boolValue { throw FeliCaError(.badInput, "population \(path): is a directory, not a population file") }
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)

@@ -1,3 +1,4 @@
+@testable import FeliCaCLI
 import Foundation
 import FoundationXML
 import FeliCaSimulation
@@ -20,7 +21,9 @@ import Testing
     func golden(_ args: [String], _ file: String) throws {
         let r = try run(args)
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stderr.isEmpty, "\(r.stderr)")
+        // Without --before 0003:fe00 the fixture's transit cards land in FE00, which is warned about.
+        let warned = args.first == "order" && !args.contains("--before")
+        #expect(warned ? r.stderr.hasPrefix("warning: the best order lands cards outside") : r.stderr.isEmpty, "\(r.stderr)")
         try expectGolden(r.stdout, file)
     }
 
@@ -55,11 +58,76 @@ import Testing
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let doc = try XMLDocument(xmlString: text)
         #expect(doc.rootElement()?.name == "svg")
-        #expect(text.contains("detection time (s)"))
-        #expect(text.contains("position of FE00 in the list"))
+        #expect(text.contains("detection time (s, log scale)"))
+        #expect(text.contains("position of FE00 in the list (codes polled before it), log scale"))
         #expect(text.contains("least-squares fit"))
         #expect(text.contains("never detected (2)"))
         #expect(text.components(separatedBy: "<circle").count > 149)
+    }
+
+    /// Where each mean point and never-detected cross of a plot is drawn, read from the
+    /// SVG's elements that carry a <title> ("12: 3.66 s", "149: never detected").
+    static func marks(_ svg: String) throws -> (points: [Int: (x: Double, y: Double)], never: [(x: Double, y: Double)]) {
+        func attribute(_ name: String, _ tag: Substring) -> String? {
+            let tag = " " + tag
+            guard let r = tag.range(of: " \(name)=\"") else { return nil }
+            return String(tag[r.upperBound...].prefix { $0 != "\"" })
+        }
+        func position(_ tag: Substring) -> Int? {
+            guard let r = tag.range(of: "<title>") else { return nil }
+            return Int(tag[r.upperBound...].prefix { $0 != ":" })
+        }
+        var points: [Int: (x: Double, y: Double)] = [:]
+        for tag in svg.components(separatedBy: "<circle ").dropFirst().map({ Substring($0) }) {
+            guard let p = position(tag), let x = attribute("cx", tag).flatMap(Double.init), let y = attribute("cy", tag).flatMap(Double.init) else { continue }
+            points[p] = (x, y)
+        }
+        var never: [(x: Double, y: Double)] = []
+        for tag in svg.components(separatedBy: "<path ").dropFirst().map({ Substring($0) }) where tag.prefix(while: { $0 != "\n" }).contains("never detected</title>") {
+            // "M x-4 y-4 L ...": the cross's top-left corner.
+            let numbers = (attribute("d", tag) ?? "").split(whereSeparator: { "ML ".contains($0) }).compactMap { Double($0) }
+            if numbers.count >= 2 { never.append((numbers[0] + 4, numbers[1] + 4)) }
+        }
+        return (points, never)
+    }
+
+    @Test func thePlotSpreadsTheFirstPositionsAndKeepsNeverDetectedMarksApart() throws {
+        let path = temporaryPath("spread.svg")
+        #expect(try run(["bench", "order", "--positions", "0-150", "--plot", path]).status == 0)
+        let (points, never) = try Self.marks(try String(contentsOfFile: path, encoding: .utf8))
+        let p0 = try #require(points[0]), p10 = try #require(points[10]), p1 = try #require(points[1]), p148 = try #require(points[148])
+        // Positions 0-10 take a good share of the width, and their times stand apart.
+        #expect((p10.x - p0.x) / (p148.x - p0.x) > 0.4)
+        #expect(abs(p1.y - p0.y) > 30)
+        // The two never-detected positions (149, 150) are drawn apart: no two 8 px crosses touch.
+        #expect(never.count == 2)
+        for i in never.indices { for j in never.indices where i < j {
+            #expect(abs(never[i].x - never[j].x) >= 9 || abs(never[i].y - never[j].y) >= 9, "\(never)")
+        } }
+    }
+
+    @Test func theIOSPlotNamesItsSourceWithoutIssueNumbers() throws {
+        let path = temporaryPath("ios.svg")
+        #expect(try run(["bench", "order", "--plot", path]).status == 0)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains("measured on iOS 13"))
+        #expect(!text.lowercased().contains("issue"))
+    }
+
+    @Test(arguments: ["plot.png", "out/plot.PDF", "x.svg.png"])
+    func aPlotNamedForAnotherFormatIsRefused(_ name: String) throws {
+        let r = try run(["bench", "order", "--plot", temporaryPath(name)])
+        #expect(r.status == 64)
+        #expect(r.stderr.hasPrefix("Error: option '--plot': "), "\(r.stderr)")
+        #expect(r.stderr.contains("but the plot is SVG; give a .svg name"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: temporaryPath(name)))
+    }
+
+    @Test(arguments: ["plot.svg", "PLOT.SVG", "plot"])
+    func svgOrExtensionlessPlotNamesAreWritten(_ name: String) throws {
+        let path = temporaryPath(name)
+        #expect(try run(["bench", "order", "--positions", "0-3", "--plot", path]).status == 0)
+        #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix("<?xml"))
     }
 
     @Test func benchOnATimedVirtualDevice() throws {
@@ -133,12 +201,59 @@ import Testing
         #expect(r.stderr == "Error: \(path): cards[1].weight: expected a number, got a string\n")
         let missing = try run(["order", "--population", "/no/such/population.json"])
         #expect(missing.status == 1)
-        #expect(missing.stderr.hasPrefix("Error: population /no/such/population.json: cannot read it"))
+        #expect(missing.stderr == "Error: population /no/such/population.json: no such file\n", "\(missing.stderr)")
+        let directory = try run(["order", "--population", "/tmp"])
+        #expect(directory.stderr == "Error: population /tmp: is a directory, not a population file\n", "\(directory.stderr)")
     }
 
     @Test func benchTargetMustBeOnTheCard() throws {
         let r = try run(["bench", "order", "--system", "8008"])
         #expect(r.status == 1)
         #expect(r.stderr.contains("the card has no system 8008"))
+    }
+}
+
+/// Orders that would hide a card's purse, and baselines compared truthfully.
+@Suite struct OrderWarningTests {
+    @Test func aTransitCardLandingInItsCommonAreaIsWarnedAbout() throws {
+        let r = try run(["order"])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("Best order (exact): FE00, 0003, 8B61"))
+        #expect(r.stderr == """
+            warning: the best order lands cards outside the system their purse is in; an app would not see their balance:
+              suica (20.0 % of cards) lands in FE00; its transit purse is in 0003
+              wallet (20.0 % of cards) lands in FE00; its transit purse is in 0003
+              keep each purse's system first with --before 0003:fe00
+
+            """, "\(r.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(try run(["order", "--json"]).stdout.utf8)) as? [String: Any])
+        let outside = try #require(json["outsideTheirPurse"] as? [[String: String]])
+        #expect(outside.map { $0["card"] } == ["suica", "wallet"])
+        #expect(outside.first?["purseSystem"] == "0003")
+    }
+
+    @Test func keepingTheTransitSystemFirstSilencesTheWarning() throws {
+        let r = try run(["order", "--before", "0003:fe00"])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("Best order (exact): 0003, FE00"))
+        #expect(r.stderr.isEmpty, "\(r.stderr)")
+    }
+
+    @Test func aFasterBaselineThatBreaksTheConstraintSaysSo() throws {
+        let r = try run(["order", "--codes", "fe00,0003,8b61", "--before", "0003:fe00"])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("Baseline (--codes): FE00, 0003, 8B61 (breaks --before)"))
+        #expect(r.stdout.contains("  the baseline is faster by 0.180773 s per detection on average, but only by breaking --before\n"), "\(r.stdout)")
+        #expect(!r.stdout.contains("as fast as"))
+    }
+
+    @Test(arguments: [
+        (0.2, 0.2, true, "the baseline is as fast as the best order"),
+        (0.2, 0.2, false, "the baseline is as fast as the best order, but it breaks --before"),
+        (0.1, 0.2, false, "the baseline is faster by 0.100000 s per detection on average, but only by breaking --before"),
+        (0.3, 0.2, true, "the best order saves 0.100000 s per detection on average (33.3 %)"),
+    ] as [(Double, Double, Bool, String)])
+    func comparisonWording(_ baseline: Double, _ best: Double, _ keeps: Bool, _ words: String) {
+        #expect(OrderCommand.comparison(baseline: baseline, best: best, keepsOrder: keeps) == words)
     }
 }

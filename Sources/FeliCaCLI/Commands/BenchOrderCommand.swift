@@ -62,7 +62,16 @@ struct BenchOrderCommand: CLICommand {
         do throws(FeliCaError) { return try PositionList.parse(s) } catch { throw UsageError(error.reason) }
     }
     static let repeatOption = Option.int(OptionSpec("repeat", value: "n", help: "Runs per position (default: 1)."), in: 1...1000)
-    static let plotOption = Option(OptionSpec("plot", value: "file.svg", help: "Also draw the detection times and the fit as an SVG.", kind: .file))
+    static let plotOption = Option(OptionSpec(
+        "plot", value: "file.svg", help: "Also draw the detection times and the fit as an SVG (only SVG: convert it for other formats, e.g. rsvg-convert -o plot.png plot.svg).",
+        kind: .file)) { path throws(UsageError) in
+        // Only SVG is drawn: a plot.png holding SVG would not open as the picture it claims to be.
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        if let dot = name.lastIndex(of: "."), name[name.index(after: dot)...].lowercased() != "svg" {
+            throw UsageError("option '--plot': \(path) names a .\(name[name.index(after: dot)...]) file, but the plot is SVG; give a .svg name (and convert it, e.g. rsvg-convert -o plot.png plot.svg)")
+        }
+        return path
+    }
 
     let model: String?
     /// `--device`: measure this device instead of a model.
@@ -122,7 +131,7 @@ struct BenchOrderCommand: CLICommand {
             // The ios model's own source points go on its plot, for comparison.
             let measured = report.modelSummary != nil && report.source == "ios" && report.target == .common && card == nil
                 ? IOSTimingModel.measurements.compactMap { m in m.seconds.map { (position: m.position, seconds: $0) } } : []
-            try FileOutput.writeAtomically(OrderPlot.svg(report, measured: measured, measuredLabel: "measured on iOS 13 (issue 7)"), to: plot)
+            try FileOutput.writeAtomically(OrderPlot.svg(report, measured: measured, measuredLabel: "measured on iOS 13"), to: plot)
         }
         if json {
             JSONOut.print(Self.json(report, isModel: device == nil), console)

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaCards
 import FeliCaJSON
 import FeliCaScheduling
 import FeliCaSimulation
@@ -84,6 +85,8 @@ struct OrderCommand: CLICommand {
         let bestRun = try await OrderEvaluation.evaluate(order: best.order, population: population, model: model)
         var baseRun: OrderEvaluation? = nil
         if let codes { baseRun = try await OrderEvaluation.evaluate(order: codes, population: population, model: model) }
+        let misrouted = Self.misrouted(bestRun)
+        if let warning = Self.warning(misrouted, order: best.order) { console.diag(warning) }
 
         if plist {
             console.out(Self.plist(best.order))
@@ -93,6 +96,9 @@ struct OrderCommand: CLICommand {
             o.append("order", .array(best.order.map { .string($0.hex) }))
             o.append("method", .string(best.method.rawValue))
             Self.append(bestRun, to: &o)
+            o.append("outsideTheirPurse", .array(misrouted.map { m in
+                .object(["card": .string(m.card.name), "system": .string(m.landed.hex), "purseSystem": .string(m.purse.hex)])
+            }))
             if best.method == .heuristic {
                 o.append("lowerBound", best.lowerBound.map { .number(Self.round(ofWeighted: $0, bestRun)) } ?? .null)
                 o.append("gap", best.gap.map { .number(Self.round($0)) } ?? .null)
@@ -120,10 +126,8 @@ struct OrderCommand: CLICommand {
                 let broken = problem.satisfiesPrecedence(baseRun.order) ? "" : " (breaks --before)"
                 console.line("Baseline (--codes): " + baseRun.order.map(\.description).joined(separator: ", ") + broken)
                 console.line("  " + Self.summary(baseRun))
-                if let b = baseRun.expected, let e = bestRun.expected, b - e < 1e-9 {
-                    console.line("  the baseline is as fast as the best order")
-                } else if let b = baseRun.expected, let e = bestRun.expected, b > 0 {
-                    console.line("  the best order saves \(Self.seconds(b - e)) per detection on average (\(Self.percent((b - e) / b)))")
+                if let b = baseRun.expected, let e = bestRun.expected {
+                    console.line("  " + Self.comparison(baseline: b, best: e, keepsOrder: broken.isEmpty))
                 }
             }
             console.line("")
@@ -136,6 +140,57 @@ struct OrderCommand: CLICommand {
             console.out(TextTable.render(rows, rightAligned: [1, 3, 5]))
         }
         return ExitCode.ok
+    }
+
+    /// How the baseline compares with the best order, in words that stay true when the
+    /// baseline is faster only because it breaks `--before`.
+    static func comparison(baseline b: Double, best e: Double, keepsOrder: Bool) -> String {
+        let tolerance = 1e-9
+        if abs(b - e) <= tolerance {
+            return "the baseline is as fast as the best order" + (keepsOrder ? "" : ", but it breaks --before")
+        }
+        if b < e {
+            let faster = "the baseline is faster by \(seconds(e - b)) per detection on average"
+            return faster + (keepsOrder ? " (the heuristic did not find it)" : ", but only by breaking --before")
+        }
+        return "the best order saves \(seconds(b - e)) per detection on average (\(percent((b - e) / b)))"
+    }
+
+    /// A card detected in a system other than the one its purse lives in.
+    struct Misrouted {
+        var card: Population.Card
+        var landed: SystemCode
+        var purse: SystemCode
+    }
+
+    /// The system a card's purse lives in: its transit system when it has one (the common
+    /// area of a transit card holds no purse), else the common area, where Edy, nanaco and
+    /// WAON live; nil for cards with no known purse (an NDEF tag).
+    static func purseSystem(_ card: Population.Card) -> SystemCode? {
+        card.systems.first { TransitIC.systemCodes.contains($0) } ?? card.systems.first { $0 == .common }
+    }
+
+    /// The cards the order lands outside their purse's system: Core NFC hands the app only
+    /// the system it landed in, so their balance cannot be read.
+    static func misrouted(_ run: OrderEvaluation) -> [Misrouted] {
+        run.landings.compactMap { l in
+            guard let landed = l.detection?.system, let purse = purseSystem(l.card), landed != purse else { return nil }
+            return Misrouted(card: l.card, landed: landed, purse: purse)
+        }
+    }
+
+    /// The warning for misrouted cards, with the `--before` that fixes each kind.
+    static func warning(_ misrouted: [Misrouted], order: [SystemCode]) -> String? {
+        guard !misrouted.isEmpty else { return nil }
+        var lines = ["warning: the best order lands cards outside the system their purse is in; an app would not see their balance:"]
+        for m in misrouted {
+            let kind = TransitIC.systemCodes.contains(m.purse) ? "transit purse" : "purse"
+            lines.append("  \(m.card.name) (\(percent(m.card.weight)) of cards) lands in \(m.landed); its \(kind) is in \(m.purse)")
+        }
+        var fixes: [String] = []
+        for m in misrouted where !fixes.contains("\(m.purse.hex):\(m.landed.hex)") { fixes.append("\(m.purse.hex):\(m.landed.hex)") }
+        lines.append("  keep each purse's system first with " + fixes.map { "--before \($0)" }.joined(separator: " "))
+        return lines.joined(separator: "\n")
     }
 
     /// The problem to solve; impossible order constraints are a usage error.
