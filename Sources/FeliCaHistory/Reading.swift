@@ -13,6 +13,10 @@ public struct Reading: Sendable {
         public var malformed: Int
         /// Whether the purse's sequence numbers identify its records (see ``init(report:device:readAt:)``).
         public var numbered: Bool
+
+        public init(profile: PurseProfile, records: [KeptRecord], malformed: Int, numbered: Bool) {
+            self.profile = profile; self.records = records; self.malformed = malformed; self.numbered = numbered
+        }
     }
 
     /// The card's IDm, hex.
