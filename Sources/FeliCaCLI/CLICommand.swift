@@ -57,8 +57,14 @@ public enum CommonOptions {
         guard let dialect = PCSCDialect(name: name) else { throw UsageError("option '--dialect': '\(name)' is not a PC/SC dialect (\(PCSCDialect.names))") }
         return dialect
     }
-    /// `--device`, `--dialect` and `--trace`.
-    public static let card: [OptionSpec] = [device.spec, dialect.spec, trace.spec]
+    public static let wait = Option.seconds(OptionSpec(
+        "wait", value: "seconds",
+        help: "How long to wait for a card to be placed on a reader (default 3; 0 = it must be there already). Any kind of reader, the same way."),
+        in: 0...DeviceSpec.maxWait)
+    /// `--device`, `--dialect`, `--trace` and `--wait`.
+    public static let card: [OptionSpec] = [device.spec, dialect.spec, trace.spec, wait.spec]
+    /// `--device`, `--dialect` and `--trace`, for `watch`, which waits for cards without end.
+    public static let cardWithoutWait: [OptionSpec] = [device.spec, dialect.spec, trace.spec]
 }
 
 /// Which card to talk to, and how: `--device`, `--dialect`, `--trace`, parsed once.
@@ -66,10 +72,13 @@ struct CardOptions: Sendable {
     var device: DeviceSpec?
     var dialect: PCSCDialect?
     var trace: String?
+    /// `--wait`; nil for commands without it.
+    var wait: Duration?
 
     init(_ args: ParsedArguments) throws(UsageError) {
         device = try args.value(CommonOptions.device)
         dialect = try args.value(CommonOptions.dialect)
         trace = try args.value(CommonOptions.trace)
+        wait = try args.value(CommonOptions.wait)
     }
 }

@@ -1,15 +1,22 @@
 import FeliCa
 import FeliCaJSON
+import FeliCaSimulation
 
 /// Opens the device a command names and wraps it for `--trace`.
 enum CardContext {
     static func session(_ options: CardOptions, console: Console) async throws -> CardSession {
-        var transport = try await DeviceResolver.open(options.device, dialect: options.dialect, console: console)
-        transport = TraceHook.watch(transport, console: console)
+        try await open(options, console: console).session
+    }
+
+    /// The session, and the virtual card behind it when the device is one (`watch` takes
+    /// it away and taps it again, since a virtual card never leaves by itself).
+    static func open(_ options: CardOptions, console: Console) async throws -> (session: CardSession, virtualCard: VirtualCard?) {
+        let device = try await DeviceResolver.open(options.device, dialect: options.dialect, wait: options.wait, console: console)
+        var transport = TraceHook.watch(device, console: console)
         if let path = options.trace {
             transport = try TraceHook.record(transport, to: path)
         }
-        return CardSession(transport: transport)
+        return (CardSession(transport: transport), (device as? VirtualTransport)?.card)
     }
 
     /// Runs `body` with a session and closes the device afterwards, whatever happens.

@@ -1,3 +1,4 @@
+import FeliCaTransportSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -22,7 +23,7 @@ public final class Console: Sendable {
 
     /// Writes all of `text`; returns errno when a write fails.
     private func write(_ fd: Int32, _ text: String) -> Int32 {
-        FileOutput.writeAll(fd, Array(text.utf8))
+        SystemCalls.writeAll(Array(text.utf8)) { Glibc.write(fd, $0, $1) }
     }
 
     /// Writes data to stdout.

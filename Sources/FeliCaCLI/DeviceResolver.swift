@@ -3,6 +3,7 @@ import FeliCaLibNFC
 import FeliCaPCSC
 import FeliCaReaderCodecs
 import FeliCaSimulation
+import FeliCaUSB
 
 #if canImport(Glibc)
 import Glibc
@@ -11,8 +12,9 @@ import Glibc
 /// Chooses the device a command uses and opens it: `--device`, else `$FELICA_DEVICE`,
 /// else the first reader found.
 public enum DeviceResolver {
-    /// How long opening a PC/SC reader waits for a card unless told otherwise.
-    static let defaultPCSCWait: Duration = .seconds(3)
+    /// How long a command waits for a card to be placed on a reader, unless `--wait` or
+    /// `?wait=` says otherwise: the same for every kind of reader.
+    static let defaultCardWait: Duration = .seconds(3)
 
     /// A `--device` value. One that does not parse is a usage error naming the option; an
     /// empty one is too (while an empty `$FELICA_DEVICE` counts as unset, as shells treat
@@ -39,15 +41,22 @@ public enum DeviceResolver {
     }
 
     /// Opens `given` (`--device`), else the device `$FELICA_DEVICE` names, else the first
-    /// reader found; `dialect` (`--dialect`) applies to PC/SC devices only.
-    public static func open(_ given: DeviceSpec?, dialect: PCSCDialect?, console: Console? = nil) async throws -> any Transport {
-        if let spec = try given ?? fromEnvironment() { return try await open(spec, dialect: dialect) }
-        return try await openDefault(dialect: dialect, console: console)
+    /// reader found; `dialect` (`--dialect`) applies to PC/SC devices only, `wait`
+    /// (`--wait`) to readers only.
+    public static func open(_ given: DeviceSpec?, dialect: PCSCDialect?, wait: Duration? = nil, console: Console? = nil) async throws -> any Transport {
+        if var spec = try given ?? fromEnvironment() {
+            if let wait, spec.isReader { spec.wait = wait }
+            return try await open(spec, dialect: dialect, console: console)
+        }
+        return try await openDefault(dialect: dialect, wait: wait, console: console)
     }
 
     /// Opens `spec`; `dialect` overrides a PC/SC spec's own and is refused for other kinds.
-    public static func open(_ spec: DeviceSpec, dialect: PCSCDialect? = nil) async throws -> any Transport {
+    /// A reader waits up to `spec.wait` (default 3 s) for a card to be placed, whichever
+    /// stack drives it: PC/SC while opening, libnfc at its first Polling.
+    public static func open(_ spec: DeviceSpec, dialect: PCSCDialect? = nil, console: Console? = nil) async throws -> any Transport {
         let name = spec.description
+        let wait = spec.wait ?? defaultCardWait
         if dialect != nil {
             guard case .pcsc = spec.kind else {
                 throw UsageError("--dialect applies to PC/SC devices (pcsc, pcsc:<reader>), not '\(name)'")
@@ -55,7 +64,11 @@ public enum DeviceResolver {
         }
         switch spec.kind {
         case .libnfc(let connstring):
-            return try await LibNFCTransport.open(connstring: connstring, name: name)
+            let reader = try await LibNFCTransport.open(connstring: connstring, name: name)
+            guard wait > .zero else { return reader }
+            return CardWaitTransport(wrapping: reader, wait: wait) { wait in
+                console?.progress("waiting up to \(DeviceSpec.seconds(wait)) s for a card on \(name)")
+            }
         case .pcsc(let reader, let ownDialect):
             var chosen = dialect ?? ownDialect
             if chosen == nil, let env = environment("FELICA_PCSC_DIALECT"), !env.isEmpty {
@@ -65,10 +78,10 @@ public enum DeviceResolver {
                     throw UsageError(error.reason)
                 }
             }
-            let options = PCSCTransport.Options(dialect: chosen, cardWait: spec.wait ?? defaultPCSCWait)
+            let options = PCSCTransport.Options(dialect: chosen, cardWait: wait)
             return try await PCSCTransport.open(reader, options: options, name: name)
-        case .usb:
-            throw FeliCaError(.noReader, "\(name): this build has no USB driver yet, so USB readers (Sony RC-S380) cannot be opened directly; use a reader served by libnfc or PC/SC (`felica devices` lists them), or --device virtual:suica to try the tool")
+        case .usb(let selector):
+            return try await RCS380Transport.open(selector, name: name)
         case .virtual(let source, let timing):
             let card: VirtualCard
             switch source {
@@ -81,20 +94,21 @@ public enum DeviceResolver {
         }
     }
 
-    /// No device given: the first real reader (libnfc, then PC/SC), with an explanation
+    /// No device given: the first real reader (USB, libnfc, then PC/SC), with an explanation
     /// when there are several or none.
-    static func openDefault(dialect: PCSCDialect?, console: Console?) async throws -> any Transport {
+    static func openDefault(dialect: PCSCDialect?, wait: Duration?, console: Console?) async throws -> any Transport {
         let readers = await DeviceListing.readers()
-        guard let (first, note) = choose(readers), let spec = first.spec else {
+        guard let (first, note) = choose(readers), var spec = first.spec else {
             throw FeliCaError(.noReader, """
-                no reader found (looked for libnfc and PC/SC readers).
+                no reader found (looked for USB, libnfc and PC/SC readers).
                   Plug in a reader, then run `felica devices` to check it is seen (`felica doctor` explains set-up problems).
                   To try the tool without hardware: felica balance --device virtual:suica
                 """)
         }
         if let note { console?.diag(note) }
-        if case .pcsc = spec.kind { return try await open(spec, dialect: dialect) }
-        return try await open(spec)
+        spec.wait = wait
+        if case .pcsc = spec.kind { return try await open(spec, dialect: dialect, console: console) }
+        return try await open(spec, console: console)
     }
 
     /// The reader a command without `--device` uses: the first one that can be opened

@@ -99,8 +99,8 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
         switch kind {
         case "libnfc":
             let connstring = try needsRest("give a connection string such as libnfc:pn532_uart:/dev/ttyUSB0, or write libnfc for the first reader")
-            self.init(.libnfc(connstring: connstring))
-            try options.finish(kind: "libnfc", known: [])
+            self.init(.libnfc(connstring: connstring), wait: try options.wait())
+            try options.finish(kind: "libnfc", known: ["wait"])
         case "pcsc":
             let reader = try needsRest("give a reader name or the start of one, such as pcsc:SONY, or write pcsc for the first reader")
             let dialect = try options.take("dialect").map { (value: String) throws(ParseError) -> PCSCDialect in
@@ -110,8 +110,8 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
             try options.finish(kind: "pcsc", known: ["dialect", "wait"])
         case "usb":
             let selector = try needsRest("write usb for the first reader, usb:<vid>:<pid> (e.g. usb:054c:06c1) or usb:<bus>:<address> (e.g. usb:001:004)")
-            self.init(.usb(try selector.map(Self.usbSelector) ?? .first))
-            try options.finish(kind: "usb", known: [])
+            self.init(.usb(try selector.map(Self.usbSelector) ?? .first), wait: try options.wait())
+            try options.finish(kind: "usb", known: ["wait"])
         case "virtual":
             guard let card = try needsRest("name a card, such as \(Self.virtualExample)") else {
                 throw ParseError("'virtual' needs a card: \(Self.virtualExample)")

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaTransportSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -42,16 +43,7 @@ public enum FileOutput {
 
     /// Writes all of `bytes` to `fd`; returns errno when a write fails, else 0.
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int32 {
-        var rest = bytes[...]
-        while !rest.isEmpty {
-            let n = rest.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return errno
-            }
-            rest = rest.dropFirst(n)
-        }
-        return 0
+        SystemCalls.writeAll(bytes) { Glibc.write(fd, $0, $1) }
     }
 
     static func failure(_ what: String, errno code: Int32 = errno) -> CLIError {

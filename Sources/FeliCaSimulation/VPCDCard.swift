@@ -1,6 +1,7 @@
 import Dispatch
 import FeliCa
 import FeliCaReaderCodecs
+import FeliCaTransportSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -8,7 +9,7 @@ import Glibc
 #endif
 
 /// A virtual FeliCa card in Debian's vsmartcard-vpcd reader, so the real pcscd carries
-/// every exchange (EMULATION.md, "pcscd with a virtual reader").
+/// every exchange (Docs/pcsc.md, "Without hardware: the virtual card for vpcd").
 ///
 /// vpcd listens on TCP (35963 for "Virtual PCD 00 00"); this card connects to it. Both
 /// directions frame messages as a 2-byte big-endian length and the payload. A 1-byte
@@ -201,14 +202,10 @@ public final class VPCDCard: Sendable {
 
     private func send(_ fd: Int32, _ payload: [UInt8]) throws(FeliCaError) {
         let frame = [UInt8(payload.count >> 8 & 0xFF), UInt8(payload.count & 0xFF)] + payload
-        var sent = 0
-        while sent < frame.count {
-            let n = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, frame.count - sent, Int32(MSG_NOSIGNAL)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw systemError("send")
-            }
-            sent += n
+        let e = SystemCalls.writeAll(frame) { Glibc.send(fd, $0, $1, Int32(MSG_NOSIGNAL)) }
+        if e != 0 {
+            errno = e
+            throw systemError("send")
         }
     }
 

@@ -66,10 +66,12 @@ func usageErrorsExit64WithTheUsageLine(_ args: [String], _ message: String) thro
     #expect(missing.stderr.hasPrefix("Error: card image /no/such/card.json: cannot open (No such file or directory)"))
 }
 
-@Test func noCardExits69() throws {
+@Test func aCardWithoutTheSystemIsNotNoCard() throws {
     let r = try run(["poll", "--system-code", "1234", "--device", "virtual:" + fixture("two-system.json")])
-    #expect(r.status == 69)
-    #expect(r.stderr.contains("no card answered Polling for system 1234"))
+    #expect(r.status == 1, "\(r.stderr)")
+    #expect(r.stderr.contains("a card is on virtual:"), "\(r.stderr)")
+    #expect(r.stderr.contains("but it has no system 1234 matching the Polling: its systems are 0003 (transit IC), FE00 (common area)"), "\(r.stderr)")
+    #expect(r.stdout.isEmpty)
 }
 
 @Test(arguments: SampleCards.names)

@@ -10,7 +10,7 @@ import Testing
 @Test(arguments: [
     ("libnfc", DeviceSpec(.libnfc(connstring: nil))),
     ("libnfc:pn532_uart:/dev/ttyUSB0", DeviceSpec(.libnfc(connstring: "pn532_uart:/dev/ttyUSB0"))),
-    ("libnfc:pn53x_usb:001:004", DeviceSpec(.libnfc(connstring: "pn53x_usb:001:004"))),
+    ("libnfc:pn53x_usb:001:004?wait=2.5", DeviceSpec(.libnfc(connstring: "pn53x_usb:001:004"), wait: .milliseconds(2500))),
     ("pcsc", DeviceSpec(.pcsc(reader: .first, dialect: nil))),
     ("pcsc:SONY FeliCa RC-S300/S", DeviceSpec(.pcsc(reader: .named("SONY FeliCa RC-S300/S"), dialect: nil))),
     ("pcsc?dialect=acr122u&wait=0", DeviceSpec(.pcsc(reader: .first, dialect: .acr122u), wait: .zero)),
@@ -19,7 +19,7 @@ import Testing
     ("usb:054c:06c1", DeviceSpec(.usb(.id(vendor: 0x054c, product: 0x06c1)))),
     ("usb:054C:06C3", DeviceSpec(.usb(.id(vendor: 0x054c, product: 0x06c3)))),
     ("usb:001:004", DeviceSpec(.usb(.path(bus: 1, address: 4)))),
-    ("usb:003:127", DeviceSpec(.usb(.path(bus: 3, address: 127)))),
+    ("usb:003:127?wait=5", DeviceSpec(.usb(.path(bus: 3, address: 127)), wait: .seconds(5))),
     ("virtual:suica", DeviceSpec(.virtual(.builtIn("suica"), timing: nil))),
     ("virtual:wallet?timing=424", DeviceSpec(.virtual(.builtIn("wallet"), timing: .kbps424))),
     ("virtual:edy.json", DeviceSpec(.virtual(.image(path: "edy.json"), timing: nil))),
@@ -51,7 +51,8 @@ func deviceStringsParse(_ text: String, _ expected: DeviceSpec) throws {
     ("virtual:suica?speed=212", "device option 'speed' is not known to virtual devices (they take: timing)"),
     ("virtual:suica?timeing=212", "did you mean 'timing'?"),
     ("libnfc:", "nothing after 'libnfc:'"),
-    ("libnfc?dialect=raw", "device option 'dialect' is not known to libnfc devices (they take none)"),
+    ("libnfc?dialect=raw", "device option 'dialect' is not known to libnfc devices (they take: wait)"),
+    ("virtual:suica?wait=3", "device option 'wait' is not known to virtual devices"),
     ("pcsc:", "nothing after 'pcsc:'"),
     ("pcsc?dialect=nope", "'nope' is not a PC/SC dialect"),
     ("pcsc?wait=forever", "device option 'wait': 'forever' is not a number of seconds"),
@@ -155,10 +156,14 @@ func badDevicesAreUsageErrors(_ args: [String], _ message: String) throws {
     #expect(!r.stderr.contains("permission"), "\(r.stderr)")
 }
 
-@Test func usbSaysNoDriverIsBuiltIn() throws {
+/// Without a reader on the bus (no umockdev here), each USB form says none was found.
+@Test func usbWithoutAReaderSaysNoneWasFound() throws {
     for device in ["usb", "usb:054c:06c1", "usb:001:004"] {
         let r = try run(["poll", "--device", device])
         #expect(r.status == 69, "\(r.stderr)")
-        #expect(r.stderr.contains("no USB driver"), "\(r.stderr)")
+        #expect(r.stderr.contains("no Sony RC-S380 found on USB") || r.stderr.contains("libusb could not"), "\(r.stderr)")
     }
+    let other = try run(["poll", "--device", "usb:1234:5678"])
+    #expect(other.status == 1, "\(other.stderr)")
+    #expect(other.stderr.contains("1234:5678 is not a reader this build drives over USB"), "\(other.stderr)")
 }

@@ -15,7 +15,7 @@ func purseGoldens(_ card: String) throws {
     }
 }
 
-/// The JSON contract (ARCHITECTURE.md): keys, signed amounts, null for the oldest transit
+/// The JSON contract (Docs/cards.md, "What the output promises"): keys, signed amounts, null for the oldest transit
 /// record, dates with or without a time.
 @Test func historyJSONFollowsTheContract() throws {
     let r = try run(["history", "--json", "--device", "virtual:wallet"])
@@ -115,7 +115,7 @@ func watchElapsedCoversTheRead(_ card: String) throws {
     #expect(elapsed >= read, "elapsedMs \(elapsed) < the read's exchanges \(read) ms")
 }
 
-/// Ctrl-C while the card stays on the reader: the loop ends cleanly with exit code 0.
+/// Ctrl-C while watching: the loop ends cleanly with exit code 0.
 @Test(arguments: [SIGINT, SIGTERM])
 func watchEndsCleanlyOnSignal(_ sig: Int32) throws {
     let p = Process()
@@ -148,7 +148,9 @@ func watchEndsCleanlyOnSignal(_ sig: Int32) throws {
     p.waitUntilExit()
     #expect(p.terminationReason == .exit)
     #expect(p.terminationStatus == 0)
-    #expect(text == "Card 01200312ab34cd56\nEdy            ¥2,480  no. 1901 2345 6789 0123\n\n")
+    // The virtual card is tapped again after each read: whole cards only, however many.
+    let card = "Card 01200312ab34cd56\nEdy            ¥2,480  no. 1901 2345 6789 0123\n\n"
+    #expect(!text.isEmpty && text.replacingOccurrences(of: card, with: "").isEmpty, "\(text)")
 }
 
 @Test(arguments: ["history", "watch"])

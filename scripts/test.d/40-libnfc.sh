@@ -114,7 +114,7 @@ compare "read --service 090f --blocks 0-4 --json" read --service 090f --blocks 0
 compare "balance" balance
 compare "balance --json" balance --json
 
-expect_exit 69 "poll for a system the card lacks" "no card answered" -- \
+expect_exit 1 "poll for a system the card lacks" "has no system 1234 matching the Polling: its systems are" -- \
   "$felica" poll --device "$dev" --system-code 1234
 compare "the next poll after a failed one" poll --json
 stop_emulator main

@@ -30,9 +30,7 @@ struct PollCommand: CLICommand {
         let code = systemCode
         let (target, systems) = try await CardContext.with(card, console: console) { session in
             guard let r = try await session.poll(systemCode: code, requestCode: .systemCode) else {
-                throw FeliCaError(.noCard, code == .wildcard
-                    ? "no card answered Polling on \(session.transport.name): place a card on the reader"
-                    : "no card answered Polling for system \(code) on \(session.transport.name)")
+                throw try await Self.whyNoAnswer(session, code: code)
             }
             let target = Target(idm: r.idm, pmm: r.pmm, systemCode: r.systemCode)
             return (target, try await session.systemCodes(of: target))
@@ -53,5 +51,18 @@ struct PollCommand: CLICommand {
             console.line("Systems  " + systems.map { s in s.description + (s.knownName.map { " (\($0))" } ?? "") }.joined(separator: ", "))
         }
         return ExitCode.ok
+    }
+
+    /// Nothing answered a Polling for `code`: no card at all (exit 69), or a card that
+    /// lacks that system (exit 1, naming the systems it has), told apart by a wildcard Polling.
+    static func whyNoAnswer(_ session: CardSession, code: SystemCode) async throws -> any Error {
+        let name = session.transport.name
+        guard code != .wildcard, let any = try await session.poll(systemCode: .wildcard, requestCode: .systemCode) else {
+            return FeliCaError(.noCard, "no card answered Polling\(code == .wildcard ? "" : " for system \(code)") on \(name): place a card on the reader")
+        }
+        let target = Target(idm: any.idm, pmm: any.pmm, systemCode: any.systemCode)
+        let systems = try await session.systemCodes(of: target)
+        let list = systems.map { s in s.description + (s.knownName.map { " (\($0))" } ?? "") }.joined(separator: ", ")
+        return CLIError("a card is on \(name) (IDm \(target.idm)), but it has no system \(code) matching the Polling: its systems are \(list)")
     }
 }

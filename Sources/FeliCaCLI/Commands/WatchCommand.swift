@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaCards
 import FeliCaHistory
+import FeliCaSimulation
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -13,8 +14,13 @@ struct WatchCommand: CLICommand {
         CommandConfiguration(
             name: "watch",
             abstract: "Wait for cards and print the purses of each; Ctrl-C ends.",
-            discussion: "With --json each card is one line of JSON: the `felica balance --json` object plus `elapsedMs`, the time from the Polling that found the card to its line (how long the card had to stay in the field).",
-            options: CommonOptions.card + [
+            discussion: """
+                With --json each card is one line of JSON: the `felica balance --json` object plus `elapsedMs`, the time \
+                from the Polling that found the card to its line (how long the card had to stay in the field). \
+                --count counts cards read in full; a tap that fails is reported on stderr and watching goes on. \
+                A virtual: card never leaves by itself, so each read counts as one tap: it is taken away and tapped again.
+                """,
+            options: CommonOptions.cardWithoutWait + [
                 countOption.spec,
                 intervalOption.spec,
                 PurseOutput.allSystems,
@@ -24,7 +30,7 @@ struct WatchCommand: CLICommand {
             ])
     }
 
-    static let countOption = Option(OptionSpec("count", value: "n", help: "Stop after <n> cards.")) { c throws(UsageError) in
+    static let countOption = Option(OptionSpec("count", value: "n", help: "Stop after <n> cards read in full.")) { c throws(UsageError) in
         guard let n = Int(c), n > 0 else { throw UsageError("option '--count': \"\(c)\" is not a positive number") }
         return n
     }
@@ -56,16 +62,21 @@ struct WatchCommand: CLICommand {
     static let defaultInterval: Duration = .milliseconds(250)
 
     func run(_ console: Console) async throws -> Int32 {
-        let session = try await CardContext.session(card, console: console)
+        let (session, virtualCard) = try await CardContext.open(card, console: console)
         let json = json, limit = count, interval = interval
         let reader = PurseOutput.reader(save ? .history : .balance, allSystems: allSystems, stations: save ? .bundled : nil)
+        if virtualCard != nil {
+            console.diag("\(session.transport.name) is a virtual card: each read counts as a tap, then the card is taken away and tapped again"
+                + (limit.map { " (\($0) tap\($0 == 1 ? "" : "s"))" } ?? " until Ctrl-C"))
+        }
         // Opened before the first card, so a database that cannot be opened fails at once.
         let dbPath: String? = save ? try HistoryOptions.open(db).path : nil
         // The handler is in place before the loop starts, so no signal is lost.
         Self.catchInterrupts()
         let task = Task { () async throws -> Void in
             let store = try dbPath.map { try HistoryOptions.open($0) }
-            try await Self.loop(session, reader: reader, store: store, json: json, limit: limit, interval: interval, console: console)
+            try await Self.loop(session, virtualCard: virtualCard, reader: reader, store: store, json: json, limit: limit,
+                                interval: interval, console: console)
         }
         let monitor = Task {
             while !Self.interrupted.load(ordering: .relaxed) {
@@ -104,10 +115,11 @@ struct WatchCommand: CLICommand {
         }
     }
 
-    static func loop(_ session: CardSession, reader: CardReader, store: HistoryStore?, json: Bool, limit: Int?, interval: Duration,
-                     console: Console) async throws {
-        var seen = 0
+    static func loop(_ session: CardSession, virtualCard: VirtualCard?, reader: CardReader, store: HistoryStore?, json: Bool,
+                     limit: Int?, interval: Duration, console: Console) async throws {
+        var read = 0
         while true {
+            virtualCard?.isPresent = true
             console.progress("waiting for a card on \(session.transport.name) (Ctrl-C ends)")
             let (first, tapped) = try await waitForCard(session, interval: interval)
             console.endProgress()
@@ -133,12 +145,13 @@ struct WatchCommand: CLICommand {
                     if let saved { console.line("  kept: \(HistoryOptions.summary(saved))") }
                     console.line()
                 }
+                read += 1
+                if let limit, read >= limit { break }
             }
-            seen += 1
-            if let limit, seen >= limit { break }
             // Output that cannot be written (a full disk, a closed pipe) ends the watch;
             // the exit code says why.
             if console.outputFailed { break }
+            virtualCard?.isPresent = false
             console.progress("remove the card")
             while try await session.isPresent(first) {
                 try await Task.sleep(for: interval)
@@ -146,13 +159,20 @@ struct WatchCommand: CLICommand {
         }
     }
 
-    /// Reads the card; nil (after saying so) when it left in the middle.
+    /// Reads the card; nil (after saying once what failed) when it left or stopped
+    /// answering in the middle: watching goes on, and the tap does not count.
     static func readCard(_ reader: CardReader, _ session: CardSession, _ first: Target, _ console: Console) async throws(FeliCaError) -> CardReport? {
         do {
             return try await reader.read(session, first: first)
         } catch {
-            guard error.code == .timeout || error.code == .cardGone || error.code == .transmission else { throw error }
-            console.diag("the card left before it was read (\(error.reason)); hold it still on the reader")
+            let what: String
+            switch error.code {
+            case .cardGone: what = "it left the reader during the read"
+            case .timeout: what = "it stopped answering during the read"
+            case .transmission: what = "an exchange with it was garbled"
+            default: throw error
+            }
+            console.diag("card \(first.idm) not read: \(what)\(console.verbose ? " (\(error.reason))" : ""); still watching — tap it again and hold it still")
             return nil
         }
     }

@@ -1,3 +1,5 @@
+import FeliCaTransportSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,14 +28,7 @@ struct HostFiles: Sendable {
         let fd = open(real(path), O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return n == 0 ? String(decoding: bytes, as: UTF8.self) : nil }
-            bytes += buffer[0..<n]
-        }
+        return SystemCalls.readToEnd(fd).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// A one-line sysfs attribute, trimmed.

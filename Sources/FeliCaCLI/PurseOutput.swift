@@ -1,0 +1,264 @@
+import FeliCa
+import FeliCaCards
+import FeliCaJSON
+import Foundation
+
+/// Rendering of card reports shared by `balance`, `history` and `watch`.
+enum PurseOutput {
+    /// `--all-systems`: probe the common area of transit cards too.
+    static let allSystems = OptionSpec.flag(
+        "all-systems", help: "Also probe the common area (FE00) of transit cards, which is skipped by default (2 more exchanges).")
+
+    static func reader(_ depth: CardReader.Depth, allSystems: Bool, stations: StationTable?) -> CardReader {
+        var r = CardReader(depth: depth, stations: stations)
+        r.probeTransitCardCommonArea = allSystems
+        return r
+    }
+
+    // MARK: - Station table
+
+    /// The bundled station table, with `--stations FILE` added over it (format: ``StationTable``).
+    static func stations(_ path: String?) throws -> StationTable {
+        guard let path else { return .bundled }
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw CLIError("cannot read the station table \(path): \((error as NSError).localizedDescription)")
+        }
+        do {
+            return StationTable.bundled.merging(try StationTable(csv: text, source: path))
+        } catch {
+            throw CLIError("station table \(error.reason)")
+        }
+    }
+
+    // MARK: - Text
+
+    /// `¥1,234`; signed amounts get `+`/`-`; unknown is `?`.
+    static func yen(_ v: Int?, signed: Bool = false) -> String {
+        guard let v else { return "?" }
+        var digits = String(abs(v))
+        var i = digits.count - 3
+        while i > 0 { digits.insert(",", at: digits.index(digits.startIndex, offsetBy: i)); i -= 3 }
+        let sign = v < 0 ? "-" : (signed && v > 0 ? "+" : "")
+        return sign + "¥" + digits
+    }
+
+    static func padRight(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }
+    static func padLeft(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
+
+    /// Report-level notes (systems holding no known layout) explain an empty result, so
+    /// they go to stderr only when no purse was found; otherwise they would repeat on every
+    /// Edy. A skipped common area is part of the result (a purse could hide there), so it
+    /// is printed with the purses: ``skippedCommonArea(_:_:)``.
+    static func diagnostics(_ report: CardReport, _ console: Console) {
+        guard report.purses.isEmpty else { return }
+        let commonArea = report.skipped.filter { $0.system == .common }.map(\.description)
+        for n in report.notes where !commonArea.contains(n) { console.diag("note: \(n)") }
+    }
+
+    /// The line saying the common area was not probed, and how to probe it.
+    static func skippedCommonArea(_ report: CardReport, _ console: Console) {
+        for s in report.skipped where s.system == .common {
+            console.line("note: \(s) (--all-systems probes it)")
+        }
+    }
+
+    /// One line per purse: name, balance, number, points; then its issues and notes.
+    static func balances(_ report: CardReport, _ console: Console) {
+        if report.purses.isEmpty {
+            console.line("No purse found on the card (systems: \(report.systems.map(\.description).joined(separator: ", "))).")
+        }
+        for p in report.purses {
+            console.line(headline(p))
+            problems(p, console)
+        }
+        skippedCommonArea(report, console)
+    }
+
+    static func headline(_ p: Purse) -> String {
+        var line = padRight(p.profile.displayName, 11) + padLeft(p.balance.map { yen($0) } ?? "unreadable", 10)
+        if let n = p.number { line += "  no. \(n)" }
+        if let pts = p.points { line += "  \(pts) point\(pts == 1 ? "" : "s")" }
+        return line
+    }
+
+    static func problems(_ p: Purse, _ console: Console) {
+        for i in p.issues { console.line("  ! \(i)") }
+        for n in p.notes { console.line("  ! \(n)") }
+    }
+
+    /// The history table of every purse, newest first, one line per transaction.
+    static func histories(_ report: CardReport, _ console: Console) {
+        if report.purses.isEmpty {
+            console.line("No purse found on the card (systems: \(report.systems.map(\.description).joined(separator: ", "))).")
+        }
+        defer { skippedCommonArea(report, console) }
+        for (k, p) in report.purses.enumerated() {
+            if k > 0 { console.line() }
+            console.line(headline(p))
+            problems(p, console)
+            guard let history = p.history else { continue }
+            if history.isEmpty {
+                console.line("  (no transactions)")
+                continue
+            }
+            let seconds = p.profile == .edy
+            let dateWidth = seconds ? 19 : 16
+            console.line("  " + padRight("DATE", dateWidth) + "  " + padRight("TYPE", 9) + padLeft("AMOUNT", 9) + padLeft("BALANCE", 10)
+                         + padLeft("SEQ", 7) + "  DETAILS")
+            for e in history {
+                switch e {
+                case .transaction(let t):
+                    console.line("  " + padRight(t.date.display(seconds: seconds), dateWidth) + "  " + padRight(t.kind.rawValue, 9)
+                                 + padLeft(yen(t.amount, signed: true), 9) + padLeft(yen(t.balance), 10)
+                                 + padLeft(String(t.sequence), 7) + "  " + details(t))
+                case .malformed(let slot, let error, let raw):
+                    console.line("  slot \(slot): not decoded: \(error.reason) [\(Hex.encode(raw))]")
+                }
+            }
+            if let transit = p.transit { gateLines(transit, console) }
+        }
+    }
+
+    /// What happened where: console and process for transit, the type name otherwise.
+    static func details(_ t: Transaction) -> String {
+        guard let x = t.transit else {
+            return t.type.description + (t.terminal.map { $0.isEmpty ? "" : " at \($0)" } ?? "")
+        }
+        var s = x.summary
+        if let stop = x.busStop {
+            s += ": " + stop
+        } else {
+            switch (x.entry, x.exit) {
+            case (let a?, let b?): s += ": \(a) → \(b)"
+            case (let a?, nil): s += ": \(a)"
+            case (nil, let b?): s += ": → \(b)"
+            case (nil, nil): break
+            }
+        }
+        return s
+    }
+
+    static func hexCode(_ v: Int, _ digits: Int) -> String {
+        var s = String(v, radix: 16, uppercase: true)
+        while s.count < digits { s = "0" + s }
+        return "0x" + s
+    }
+
+    static func gateLines(_ info: TransitInfo, _ console: Console) {
+        if let log = info.gateLog, !log.isEmpty {
+            console.line("  gate log:")
+            for e in log {
+                switch e {
+                case .event(let g):
+                    console.line("    \(g.date.display(seconds: false))  \(padRight(g.isEntry ? "entry" : "exit", 5))  \(g.station)  gate \(hexCode(g.gate, 4))"
+                                 + (g.isEntry ? "" : "  fare \(yen(g.fare))"))
+                case .malformed(let slot, let error, let raw):
+                    console.line("    slot \(slot): not decoded: \(error.reason) [\(Hex.encode(raw))]")
+                }
+            }
+        }
+        if let p = info.pendingEntry {
+            console.line("  entered, not yet exited: \(p.station) at \(p.date.display(seconds: false))")
+        }
+    }
+
+    // MARK: - JSON (keys are stable: Docs/formats.md)
+
+    static func json(_ report: CardReport, history: Bool) -> JSONValue {
+        var o: JSONObject = ["idm": .string(report.idm.hex), "purses": .array(report.purses.map { purse($0, history: history) })]
+        if !report.skipped.isEmpty { o.append("notProbed", .array(report.skipped.map(skipped))) }
+        return .object(o)
+    }
+
+    /// A system left unprobed: `{"system":"fe00","reason":"...","listed":false}`.
+    static func skipped(_ s: SkippedSystem) -> JSONValue {
+        .object(["system": .string(s.system.hex), "reason": .string(s.reason), "listed": .bool(s.listed)])
+    }
+
+    static func purse(_ p: Purse, history: Bool) -> JSONValue {
+        var o = JSONObject()
+        o.append("profile", .string(p.profile.rawValue))
+        o.append("system", .string(p.system.hex))
+        o.append("balance", p.balance.map { .int($0) } ?? .null)
+        o.append("currency", "JPY")
+        if let n = p.number { o.append("number", .string(n)) }
+        if let pts = p.points { o.append("points", .int(pts)) }
+        if history {
+            o.append("transactions", p.history.map { .array($0.map(entry)) } ?? .null)
+            if let t = p.transit {
+                o.append("card", .object(["type": .int(t.cardType), "region": .int(t.region), "transactionCounter": .int(t.transactionCounter)]))
+                if let log = t.gateLog { o.append("gateLog", .array(log.map(gate))) }
+                o.append("pendingEntry", t.pendingEntry.map { .object(["date": .string($0.date.iso), "station": station($0.station)]) } ?? .null)
+            }
+        }
+        if !p.issues.isEmpty { o.append("issues", .array(p.issues.map(issue))) }
+        if !p.notes.isEmpty { o.append("notes", .array(p.notes.map { .string($0) })) }
+        return .object(o)
+    }
+
+    static func entry(_ e: HistoryEntry) -> JSONValue {
+        switch e {
+        case .malformed(let slot, let error, let raw):
+            return .object(["error": .string(error.reason), "slot": .int(slot), "raw": .string(Hex.encode(raw))])
+        case .transaction(let t):
+            var o = JSONObject()
+            o.append("date", .string(t.date.iso))
+            o.append("type", .string(t.kind.rawValue))
+            o.append("amount", t.amount.map { .int($0) } ?? .null)
+            o.append("balance", .int(t.balance))
+            o.append("sequence", .int(t.sequence))
+            if let x = t.transit {
+                o.append("console", code(x.console))
+                o.append("process", code(x.process))
+                o.append("entry", x.entry.map(station) ?? .null)
+                o.append("exit", x.exit.map(station) ?? .null)
+                if let bus = x.bus { o.append("bus", .object(["operatorLine": .int(bus.operatorLine), "stop": .int(bus.stop)])) }
+                if x.paidPartlyInCash { o.append("partlyCash", true) }
+            } else {
+                o.append("code", code(t.type))
+            }
+            if let term = t.terminal { o.append("terminal", .string(term)) }
+            return .object(o)
+        }
+    }
+
+    static func code(_ c: CodeName) -> JSONValue {
+        .object(["code": .int(c.code), "name": c.name.map { .string($0) } ?? .null])
+    }
+
+    static func station(_ s: StationRef) -> JSONValue {
+        .object(["area": s.area.map { .int($0) } ?? .null, "line": .int(s.line), "station": .int(s.station),
+                 "name": s.name.map { .string($0) } ?? .null, "lineName": s.lineName.map { .string($0) } ?? .null,
+                 "company": s.company.map { .string($0) } ?? .null])
+    }
+
+    static func gate(_ e: GateLogEntry) -> JSONValue {
+        switch e {
+        case .event(let g):
+            .object(["date": .string(g.date.iso), "entry": .bool(g.isEntry), "station": station(g.station),
+                     "gate": .int(g.gate), "fare": .int(g.fare)])
+        case .malformed(let slot, let error, let raw):
+            .object(["error": .string(error.reason), "slot": .int(slot), "raw": .string(Hex.encode(raw))])
+        }
+    }
+
+    static func issue(_ i: ServiceIssue) -> JSONValue {
+        var o = JSONObject()
+        o.append("service", .string(i.service.hex))
+        o.append("content", .string(i.content))
+        switch i.problem {
+        case .needsKey(let kv):
+            o.append("problem", "needs-key")
+            if let kv { o.append("keyVersion", .string(Hex.encode([UInt8(kv >> 8), UInt8(kv & 0xFF)]))) }
+        case .absent:
+            o.append("problem", "absent")
+        case .unreadable(let why):
+            o.append("problem", "unreadable")
+            o.append("reason", .string(why))
+        }
+        return .object(o)
+    }
+}

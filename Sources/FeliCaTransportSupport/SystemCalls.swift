@@ -1,0 +1,37 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reading and writing whole buffers through system calls that may move only part of one
+/// or be interrupted by a signal (EINTR): the loops written once.
+public enum SystemCalls {
+    /// Moves all of `bytes` through `call` — `write`, `send` or the like, given a pointer
+    /// and a count and returning what the system call returns — making an interrupted call
+    /// again. Returns 0, or the errno of the call that failed (`EIO` when one moved nothing).
+    public static func writeAll(_ bytes: [UInt8], _ call: (UnsafeRawPointer, Int) -> Int) -> Int32 {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { call($0.baseAddress! + offset, bytes.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            if n == 0 { return EIO }
+            offset += n
+        }
+        return 0
+    }
+
+    /// Everything `fd` gives until its end, making an interrupted `read` again; nil when a
+    /// read fails.
+    public static func readToEnd(_ fd: Int32) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return n == 0 ? bytes : nil }
+            bytes += buffer[0..<n]
+        }
+    }
+}
