@@ -1,4 +1,4 @@
-/// The IC named by PMm byte 1 (FELICA.md, "IC types"). Unknown codes are normal:
+/// The IC named by PMm byte 1 (Docs/protocol.md, "IC types"). Unknown codes are normal:
 /// they are treated as Standard and probed, never refused.
 public struct ICType: Hashable, Sendable, CustomStringConvertible {
     /// Product line, which decides the command set and limits.

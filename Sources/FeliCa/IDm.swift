@@ -108,7 +108,7 @@ public struct SystemCode: Hashable, Sendable, Comparable, CustomStringConvertibl
     public var description: String { Hex.encode(bytes, uppercase: true) }
     public static func < (a: SystemCode, b: SystemCode) -> Bool { a.rawValue < b.rawValue }
 
-    /// A short name for well-known codes (FELICA.md, "Well-known system codes").
+    /// A short name for well-known codes (Docs/protocol.md, "Well-known system codes").
     public var knownName: String? {
         switch rawValue {
         case 0x0003: "transit IC"

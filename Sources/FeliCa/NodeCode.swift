@@ -37,7 +37,7 @@ public typealias ServiceCode = NodeCode
 /// An area code (a ``NodeCode`` with attribute 0x00 or 0x01).
 public typealias AreaCode = NodeCode
 
-/// The low 6 bits of a node code (FELICA.md, "Service attributes").
+/// The low 6 bits of a node code (Docs/protocol.md, "Service attributes").
 public struct NodeAttribute: Hashable, Sendable, CustomStringConvertible {
     public var rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue & 0x3F }

@@ -1,4 +1,4 @@
-/// Which PMm byte bounds a command's response time (FELICA.md, "Response time from PMm").
+/// Which PMm byte bounds a command's response time (Docs/protocol.md, "Response time from PMm").
 public enum ResponseTimeKind: Int, Sendable, CaseIterable {
     case requestService = 2
     case fixed = 3

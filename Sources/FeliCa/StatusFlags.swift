@@ -18,7 +18,7 @@ public struct StatusFlags: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The name of SF2 (FELICA.md, "Status flags"); unknown codes are shown by number.
+    /// The name of SF2 (Docs/protocol.md, "Status flags"); unknown codes are shown by number.
     public var name: String {
         switch sf2 {
         case 0x00: "success"

@@ -31,7 +31,7 @@ extension Transport {
     public func readerReportedIdentity() async throws(FeliCaError) -> (idm: IDm, pmm: PMm)? { nil }
 }
 
-/// Air-interface timing facts (FELICA.md, "Polling timing").
+/// Air-interface timing facts (Docs/protocol.md, "Polling timing").
 public enum AirTiming {
     /// Bit rates FeliCa runs at.
     public enum BitRate: Int, Sendable, CaseIterable {

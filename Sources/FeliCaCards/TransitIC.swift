@@ -2,7 +2,7 @@ import FeliCa
 
 /// The transit IC layout ("Cybernetics" format) shared by Suica, PASMO, ICOCA and the
 /// other interoperable cards, also used under IruCa, PASPY and SAPICA's own system codes.
-/// Layouts and code tables: Docs (CARDS.md, "Transit IC").
+/// Layouts and code tables: Docs/card-layouts.md, "Transit IC".
 public enum TransitIC {
     /// System codes that carry this layout.
     public static let systemCodes: [SystemCode] = [0x0003, 0x80DE, 0x8592, 0x865E]

@@ -19,8 +19,8 @@ public struct IOSTimingModel: TimingModel {
         }
     }
 
-    /// Source: issue 7 ("System-code ordering"), iOS 13, an Edy card (systems 8B61 and
-    /// FE00) with FE00 moved down the app's list; each time is the mean of 3 runs.
+    /// Measured on iOS 13 with an Edy card (systems 8B61 and FE00), FE00 moved down the
+    /// app's list; each time is the mean of 3 runs (Docs/ordering.md, "The figures side by side").
     public static let measurements: [Measurement] = [
         Measurement(position: 0, seconds: 0.045911),
         Measurement(position: 1, seconds: 0.347383),
@@ -32,7 +32,7 @@ public struct IOSTimingModel: TimingModel {
         Measurement(position: 149, seconds: nil),
     ]
 
-    /// Source: issue 7 — past about 149 codes "the 45 s reader session ends first".
+    /// In the same measurements, past about 149 codes the 45 s reader session ends first.
     public static let measuredSessionLimit: Duration = .seconds(45)
 
     /// The model fitted to ``measurements``.
@@ -68,7 +68,7 @@ public struct IOSTimingModel: TimingModel {
 
     public var summary: String {
         let limit = sessionLimit.map { "\(format($0.seconds)) s session" } ?? "no session limit"
-        return "ios: \(format(perCode.seconds)) s per listed code the card lacks, \(format(firstPollLatency.seconds)) s first-poll latency, \(limit) (least squares over \(measured.filter { $0.seconds != nil }.count) points measured on iOS 13, issue 7)"
+        return "ios: \(format(perCode.seconds)) s per listed code the card lacks, \(format(firstPollLatency.seconds)) s first-poll latency, \(limit) (least squares over \(measured.filter { $0.seconds != nil }.count) points measured on iOS 13)"
     }
 
     public var pollWindow: Duration { max(perCode, firstPollLatency) }

@@ -4,7 +4,7 @@ import FeliCaSimulation
 /// Virtual cards made from a list of systems, for running populations and probes through
 /// the timing models.
 public enum ModelCards {
-    /// The card of the iOS measurement (issue 7): an Edy card with systems 8B61 and FE00.
+    /// The card of the iOS measurements: an Edy card with systems 8B61 and FE00.
     public static let measuredEdySystems: [SystemCode] = [0x8B61, .common]
 
     /// A virtual card carrying `systems` (no services), with the default PMm.

@@ -1,14 +1,14 @@
 import FeliCa
 import FeliCaSimulation
 
-/// The physical floor of a PC reader (FELICA.md, "Polling timing"): packets take their
+/// The physical floor of a PC reader (Docs/protocol.md, "Polling timing"): packets take their
 /// air time at the bit rate, a card answers Polling in its first time slot, a Polling
 /// no card answers lasts until its last slot ends, and there is no session limit.
 public struct RFTimingModel: TimingModel {
     public let name = "rf"
     /// Bit rate on the air.
     public var bitRate: AirTiming.BitRate
-    /// Delay between field on and the first command. FELICA.md: a card may need up to
+    /// Delay between field on and the first command. A card may need up to
     /// ~20 ms after the field comes on; the floor assumes it is already powered (0).
     public var powerUp: Duration
     public var sessionLimit: Duration? { nil }
@@ -20,7 +20,7 @@ public struct RFTimingModel: TimingModel {
     }
 
     public var summary: String {
-        "rf: \(bitRate.rawValue) kbps air time, Polling reply in slot 0 (\(format(AirTiming.pollingSlotZero.seconds * 1000)) ms after the command), unanswered Polling waits \(format(pollWindow.seconds * 1000)) ms, no session limit (FELICA.md)"
+        "rf: \(bitRate.rawValue) kbps air time, Polling reply in slot 0 (\(format(AirTiming.pollingSlotZero.seconds * 1000)) ms after the command), unanswered Polling waits \(format(pollWindow.seconds * 1000)) ms, no session limit"
     }
 
     /// An unanswered single-slot Polling: command on the air, then the whole slot window.

@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// A virtual FeliCa card in Debian's vsmartcard-vpcd reader, so the real pcscd carries
-/// every exchange (EMULATION.md, "pcscd with a virtual reader").
+/// every exchange (Docs/pcsc.md, "Without hardware: the virtual card for vpcd").
 ///
 /// vpcd listens on TCP (35963 for "Virtual PCD 00 00"); this card connects to it. Both
 /// directions frame messages as a 2-byte big-endian length and the payload. A 1-byte

@@ -1,7 +1,7 @@
 import FeliCa
 import FeliCaJSON
 
-/// A recorded session in the `felica-trace/1` format (ARCHITECTURE.md, "Trace"): a header
+/// A recorded session in the `felica-trace/1` format (Docs/traces.md, "The file format"): a header
 /// line, then one line per exchange, JSON Lines.
 public struct Trace: Hashable, Sendable {
     /// The value of the header's `format` key.

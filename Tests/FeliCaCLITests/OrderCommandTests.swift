@@ -27,7 +27,7 @@ import Testing
         try expectGolden(r.stdout, file)
     }
 
-    /// Issue 7, done-when: the ios model reproduces the measured table within 1 %, reports
+    /// The ios model reproduces the measured table within 1 %, reports
     /// positions ≥ 149 as never detected and fits about 0.30 s per code.
     @Test func benchReproducesTheIOSMeasurements() throws {
         let r = try run(["bench", "order", "--model", "ios", "--positions", "0-150", "--json"])

@@ -15,7 +15,7 @@ func purseGoldens(_ card: String) throws {
     }
 }
 
-/// The JSON contract (ARCHITECTURE.md): keys, signed amounts, null for the oldest transit
+/// The JSON contract (Docs/cards.md, "What the output promises"): keys, signed amounts, null for the oldest transit
 /// record, dates with or without a time.
 @Test func historyJSONFollowsTheContract() throws {
     let r = try run(["history", "--json", "--device", "virtual:wallet"])

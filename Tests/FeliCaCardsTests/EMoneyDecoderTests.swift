@@ -4,10 +4,10 @@ import Testing
 
 // MARK: - Edy
 
-/// Records built from the CARDS.md table: type, sequence (3 bytes), days<<17|seconds,
+/// Records built from the Docs/card-layouts.md table: type, sequence (3 bytes), days<<17|seconds,
 /// amount, balance, all big-endian.
 @Test(arguments: [
-    // 2019-10-05 15:11:47 = day 7217, second 54707 -> 0x3862D5B3 (the ARCHITECTURE.md example time).
+    // 2019-10-05 15:11:47 = day 7217, second 54707 -> 0x3862D5B3 (an example date and time).
     ("20000004" + "3862d5b3" + "00000096" + "00000023", "2019-10-05T15:11:47+09:00", TransactionKind.purchase, -150, 35, 4),
     // Day 0, second 0 with a type: a real record on 2000-01-01, not an empty slot.
     ("02000001" + "00000000" + "00002710" + "00002710", "2000-01-01T00:00:00+09:00", .charge, 10_000, 10_000, 1),
@@ -101,7 +101,7 @@ func nanacoPoints(_ thisYear: Int, _ lastYear: Int) throws {
 
 let waonA = bytes("41454f4e2d4d414c4c2d3031200004" + "00")  // "AEON-MALL-01 ", sequence 0x0004
 
-/// Block B vectors computed by hand from the CARDS.md bit layout.
+/// Block B vectors computed by hand from the Docs/card-layouts.md bit layout.
 @Test func waonHandVector() throws {
     // 2019-10-05 15:11, balance 35, debit 150, credit 0
     let b = bytes("00047515e580046004b0000000000000")

@@ -4,7 +4,7 @@ import Testing
 
 func bytes(_ hex: String) -> [UInt8] { Hex.decode(hex)! }
 
-/// History records written byte by byte from the CARDS.md layout table.
+/// History records written byte by byte from the Docs/card-layouts.md layout table.
 struct TransitVector: Sendable, CustomStringConvertible {
     var name: String
     var hex: String

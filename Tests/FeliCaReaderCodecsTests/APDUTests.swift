@@ -20,9 +20,9 @@ struct APDUTests {
     static let vectors: [Vector] = [
         Vector(name: "case 1", wire: "FF CA 00 00",
                apdu: CommandAPDU(cla: 0xFF, ins: 0xCA, p1: 0, p2: 0)),
-        Vector(name: "case 2 short, Get Data (EMULATION.md)", wire: "FF CA 00 00 00",
+        Vector(name: "case 2 short, Get Data (Docs/pcsc.md)", wire: "FF CA 00 00 00",
                apdu: CommandAPDU(cla: 0xFF, ins: 0xCA, p1: 0, p2: 0, le: 256)),
-        Vector(name: "case 3 short, Part 3 start session (EMULATION.md)", wire: "FF C2 00 00 02 81 00",
+        Vector(name: "case 3 short, Part 3 start session (Docs/pcsc.md)", wire: "FF C2 00 00 02 81 00",
                apdu: CommandAPDU(cla: 0xFF, ins: 0xC2, p1: 0, p2: 0, data: [0x81, 0x00])),
         Vector(name: "case 4 short, GET RESPONSE style", wire: "FF 50 00 00 02 81 00 00",
                apdu: CommandAPDU(cla: 0xFF, ins: 0x50, p1: 0, p2: 0, data: [0x81, 0x00], le: 256)),
@@ -113,8 +113,8 @@ struct ATRTests {
     }
 
     static let vectors: [Vector] = [
-        Vector(name: "PC/SC Part 3 FeliCa (EMULATION.md)", atr: "3B 8F 80 01 80 4F 0C A0 00 00 03 06 11 00 3B 00 00 00 00 42", feliCa: true),
-        Vector(name: "older ACS firmware, FeliCa 212K (EMULATION.md)", atr: "3B 8F 80 01 80 4F 0C A0 00 00 03 06 03 F0 11 00 00 00 00 8A", feliCa: true),
+        Vector(name: "PC/SC Part 3 FeliCa (Docs/pcsc.md)", atr: "3B 8F 80 01 80 4F 0C A0 00 00 03 06 11 00 3B 00 00 00 00 42", feliCa: true),
+        Vector(name: "older ACS firmware, FeliCa 212K (Docs/pcsc.md)", atr: "3B 8F 80 01 80 4F 0C A0 00 00 03 06 03 F0 11 00 00 00 00 8A", feliCa: true),
         Vector(name: "ACS FeliCa 424K", atr: "3B 8F 80 01 80 4F 0C A0 00 00 03 06 03 F0 12 00 00 00 00 89", feliCa: true),
         Vector(name: "MIFARE Classic 1K (PC/SC Part 3)", atr: "3B 8F 80 01 80 4F 0C A0 00 00 03 06 03 00 01 00 00 00 00 6A", feliCa: false),
         Vector(name: "contact card, T=0 only, no TCK", atr: "3B 02 14 50", feliCa: false),

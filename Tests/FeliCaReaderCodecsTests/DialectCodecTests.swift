@@ -90,7 +90,7 @@ struct TransparentExchangeTests {
     }
 
     static let replies: [ReplyVector] = [
-        ReplyVector(name: "C0 then 97 (EMULATION.md)", wire: "C0 03 00 90 00 97 14 " + Hex.encode(pollingReply) + " 90 00", packet: pollingReply),
+        ReplyVector(name: "C0 then 97 (Docs/pcsc.md)", wire: "C0 03 00 90 00 97 14 " + Hex.encode(pollingReply) + " 90 00", packet: pollingReply),
         ReplyVector(name: "Sony order: C0 92 96 97", wire: "C0 03 00 90 00 92 01 00 96 02 00 00 97 14 " + Hex.encode(pollingReply) + " 90 00", packet: pollingReply),
         ReplyVector(name: "97 before C0, unknown tag DF 01 skipped", wire: "97 14 " + Hex.encode(pollingReply) + " DF 01 02 AA BB C0 03 00 90 00 90 00", packet: pollingReply),
         ReplyVector(name: "no response from the card", wire: "C0 03 01 64 01 90 00", error: .timeout),
@@ -140,7 +140,7 @@ struct TransparentExchangeTests {
 
 @Suite("ACR122U PN532 pseudo-APDUs")
 struct ACR122Tests {
-    @Test("commands match EMULATION.md")
+    @Test("commands match Docs/pcsc.md")
     func commands() {
         #expect(ACR122.dataExchange(pollingPacket).encode() == bytes("FF 00 00 00 09 D4 40 01 06 00 FF FF 01 00"))
         #expect(ACR122.communicateThru(pollingPacket).encode() == bytes("FF 00 00 00 08 D4 42 06 00 FF FF 01 00"))

@@ -4,7 +4,7 @@ import Testing
 @testable import FeliCaScheduling
 
 @Suite struct TimingModelTests {
-    /// Source: issue 7's table (iOS 13, Edy card, mean of 3).
+    /// Source: the iOS 13 measurements (Edy card, mean of 3), Docs/ordering.md.
     @Test(arguments: IOSTimingModel.measurements)
     func iosModelReproducesMeasurement(_ m: IOSTimingModel.Measurement) async throws {
         let bench = OrderBenchmark(positions: [m.position])
@@ -51,10 +51,10 @@ import Testing
         let model = RFTimingModel()
         let times = try await ModelCards.positionTimes(model: model, count: 150)
         let t0 = try #require(times[0]), t1 = try #require(times[1]), t149 = try #require(times[149])
-        // FELICA.md: one Polling round trip is about 4.2 ms at 212 kbps.
+        // Docs/protocol.md: one Polling round trip is about 4.2 ms at 212 kbps.
         #expect(abs(t0 - 0.0042) < 0.0002)
         #expect(abs((t1 - t0) - 0.0042) < 0.0002)
-        // FELICA.md: polling 149 codes one after another can never take less than ~0.6 s.
+        // Docs/protocol.md: polling 149 codes one after another can never take less than ~0.6 s.
         #expect(t149 > 0.6 && t149 < 0.7)
         #expect(times.allSatisfy { $0 != nil }, "a PC reader has no session limit")
     }

@@ -1,7 +1,7 @@
 import FeliCa
 import Testing
 
-/// A response frame built by hand from FELICA.md's layout, and what it decodes to.
+/// A response frame built by hand from the layouts in Docs/protocol.md, and what it decodes to.
 struct ResponseVector: CustomTestStringConvertible, Sendable {
     let name: String
     let bytes: [UInt8]
@@ -16,7 +16,7 @@ let pmm = PMm(rawValue: 0x100B_4B42_8485_D0FF)
 
 func frame(_ body: [UInt8]) -> [UInt8] { [UInt8(body.count + 1)] + body }
 
-/// Source: FELICA.md, "Commands" table (response column), one vector per response kind.
+/// Source: Docs/protocol.md, "Commands" table (response column), one vector per response kind.
 let responseVectors: [ResponseVector] = [
     ResponseVector(name: "Polling, no request data", bytes: frame([0x01] + idmBytes + pmmBytes),
                    decoded: .polling(PollingResponse(idm: idm, pmm: pmm))),
@@ -113,7 +113,7 @@ func answerFromWrongCardIsRejected(_ v: ResponseVector) {
     }
 }
 
-/// A command: its bytes from FELICA.md's request column, and the value that encodes to them.
+/// A command: its bytes from the command column of Docs/protocol.md, and the value that encodes to them.
 struct CommandVector: CustomTestStringConvertible, Sendable {
     let name: String
     let bytes: [UInt8]

@@ -2,7 +2,7 @@ import FeliCa
 import Testing
 
 @Test func pmmExampleGivesThirtyFourMillisecondsForOneBlock() {
-    // FELICA.md: PMm 100b4b428485d0ff, byte 5 = 0x85 (E=2, B=0, A=5) → 33.8 ms for one block.
+    // Docs/protocol.md: PMm 100b4b428485d0ff, byte 5 = 0x85 (E=2, B=0, A=5) → 33.8 ms for one block.
     let t = pmm.maximumResponseTime(for: .read, units: 1)
     let ms = Double(t.components.attoseconds) / 1e15 + Double(t.components.seconds) * 1000
     #expect(abs(ms - 33.8) < 0.05)
@@ -83,7 +83,7 @@ func statusFlagNames(_ sf2: UInt8, _ name: String) {
 }
 
 @Test func airTimeMatchesFeliCaFacts() {
-    // FELICA.md: a Polling with framing is 16 bytes, about 0.60 ms at 212 kbps.
+    // Docs/protocol.md: a Polling with framing is 16 bytes, about 0.60 ms at 212 kbps.
     let t = AirTiming.airTime(packetLength: 6)
     #expect(abs(Double(t.components.attoseconds) / 1e15 - 0.604) < 0.01)
     #expect(abs(Double(AirTiming.pollingSlotZero.components.attoseconds) / 1e15 - 2.417) < 0.01)

@@ -7,7 +7,7 @@ import Testing
 @Suite struct DescriptionTests {
     static let idm = "0101120312345678"
 
-    /// (packet hex, description). Packets built by hand from FELICA.md's layouts.
+    /// (packet hex, description). Packets built by hand from the layouts in Docs/protocol.md.
     static let commands: [(String, String)] = [
         ("0600ffff0100", "Polling system=FFFF request=system code slots=1"),
         ("06000003000f", "Polling system=0003 request=none slots=16"),

@@ -3,7 +3,7 @@ import FeliCaJSON
 import FeliCaTrace
 import Testing
 
-/// Parsing and writing `felica-trace/1` (ARCHITECTURE.md, "Trace").
+/// Parsing and writing `felica-trace/1` (Docs/traces.md, "The file format").
 @Suite struct TraceFormatTests {
     static let header = #"{"format":"felica-trace/1","device":"libnfc:pn532_uart:/dev/ttyUSB0","started":"2026-11-29T10:00:00Z"}"#
     static let ok1 = #"{"t":0.000000,"tx":"0600ffff0100","rx":"1401010112031234567810 0b4b428485d0ff0003","timeout":0.0036,"elapsed":0.0042}"#

@@ -7,7 +7,7 @@
 #
 # pcscd's socket is fixed at /run/pcscd/pcscd.comm and vpcd's port at 35963, so the stage
 # runs in a private mount + network namespace (tmpfs on /run/pcscd, its own loopback)
-# with the client inside it, beside any pcscd the machine runs (EMULATION.md).
+# with the client inside it, beside any pcscd the machine runs (Docs/pcsc.md).
 source "$(dirname "$0")/lib.sh"
 if ! private_pcscd; then
   if [[ -S /run/pcscd/pcscd.comm ]]; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Faults through the real stacks (issue 9): `felica history` through libnfc + the PN532
+# Faults through the real stacks: `felica history` through libnfc + the PN532
 # emulator and through pcscd + vpcd while the card leaves at every exchange in turn, the
 # reader garbles, delays or drops a reply, the reader goes away mid-command, or the card
 # wedges. Every run must end within its time limit, never by a signal, and either print

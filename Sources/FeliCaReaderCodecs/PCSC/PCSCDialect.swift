@@ -1,6 +1,6 @@
 import FeliCa
 
-/// How a PC/SC reader carries FeliCa packets (EMULATION.md, "PC/SC").
+/// How a PC/SC reader carries FeliCa packets (Docs/pcsc.md, "Dialects").
 public enum PCSCDialect: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
     /// ACR122U: PN532 commands in `FF 00 00 00` (``ACR122``).
     case acr122u
