@@ -51,6 +51,7 @@ enum PurseOutput {
     /// Edy. A skipped common area is part of the result (a purse could hide there), so it
     /// is printed with the purses: ``skippedCommonArea(_:_:)``.
     static func diagnostics(_ report: CardReport, _ console: Console) {
+        for n in report.readerLimits { console.diag("note: \(n)") }
         guard report.purses.isEmpty else { return }
         let commonArea = report.skipped.filter { $0.system == .common }.map(\.description)
         for n in report.notes where !commonArea.contains(n) { console.diag("note: \(n)") }

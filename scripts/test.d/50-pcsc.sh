@@ -109,24 +109,46 @@ for c in "${cases[@]}"; do
   stop_card
 done
 
-# A reader that departs from the plain dialect as an RC-S300 may: it takes only short or
-# only extended APDUs for a transparent exchange, or cuts replies to short APDUs at 256
-# bytes. Balance and history must come out as through the virtual device in every
-# combination, in both transparent-exchange dialects.
+# A reader that departs from the plain dialect as an RC-S300 may: it refuses to forward
+# Polling, Request Service and Request System Code, takes only short or only extended
+# APDUs for a transparent exchange, or cuts replies to short APDUs at 256 bytes. Balance
+# and history must come out as through the virtual device in every combination, in both
+# transparent-exchange dialects; a refusing reader must say what it kept from the probe.
 for dialect in part3 sony; do
-  for apdu in "" "--apdu short" "--apdu extended"; do
-    for cut in "" "--cut-long-replies"; do
-      sim_opts="$apdu${apdu:+${cut:+ }}$cut"
-      echo "-- dialect $dialect, reader quirks: ${sim_opts:-none}" >&2
-      # shellcheck disable=SC2086
-      start_card "$card" "$dialect" $sim_opts
-      for cmd in "balance" "history --json"; do
-        same_as_virtual "$cmd" --dialect "$dialect"
+  for refuse in "" "--refuse polling,request-service,request-system-code"; do
+    for apdu in "" "--apdu short" "--apdu extended"; do
+      for cut in "" "--cut-long-replies"; do
+        sim_opts="$(echo $refuse $apdu $cut)"
+        echo "-- dialect $dialect, reader quirks: ${sim_opts:-none}" >&2
+        # shellcheck disable=SC2086
+        start_card "$card" "$dialect" $sim_opts
+        for cmd in "balance" "history --json"; do
+          same_as_virtual "$cmd" --dialect "$dialect"
+          if [[ -n "$refuse" ]] && ! grep -q "note: the reader would not forward Polling, Request System Code" "$work/pcsc.err"; then
+            fail "felica $cmd ($dialect, $sim_opts) does not say what the reader refused: $(cat "$work/pcsc.err")"
+          fi
+        done
+        stop_card
       done
-      stop_card
     done
   done
 done
+
+# A card whose first system is the common area (Edy) on a reader refusing everything but
+# reads: the purse is found by reading the profiles' services directly.
+echo "-- card edy, reader refusing Polling, Request Service, Request System Code" >&2
+start_card edy sony --refuse polling,request-service,request-system-code
+timeout 30 "$felica" balance --device virtual:edy >"$work/virtual.edy" 2>/dev/null
+rc=0
+timeout 30 "$felica" balance --device pcsc --dialect sony >"$work/pcsc.out" 2>"$work/pcsc.err" || rc=$?
+if ((rc != 0)) || ! diff -u "$work/virtual.edy" "$work/pcsc.out" >"$work/diff"; then
+  fail "felica balance (edy, refusing reader): exit $rc: $(cat "$work/pcsc.err") $(cat "$work/diff")"
+elif ! grep -q "services were found by reading them" "$work/pcsc.err"; then
+  fail "felica balance (edy, refusing reader) does not say Request Service was refused: $(cat "$work/pcsc.err")"
+else
+  pass "felica balance (edy, refusing reader)"
+fi
+stop_card
 
 # Regression: the pcsc-lite context used to be released whenever its last reference
 # dropped, racing libpcsclite's teardown at exit (SIGSEGV about 1 run in 400). Many short
