@@ -73,7 +73,7 @@ let package = Package(
         .executableTarget(name: "felica-sim", dependencies: ["FeliCaCLI"], swiftSettings: strict),
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC", "FeliCaReaderCodecs"],
+            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaHistory"],
             path: "Benchmarks", swiftSettings: strict),
 
         .testTarget(name: "FeliCaTests", dependencies: ["FeliCa"], swiftSettings: strict),
