@@ -105,6 +105,28 @@ expect_exit 1 "poll for a system the card lacks" "has no system 1234 matching th
 compare "the next poll after a failed one" poll --json
 stop_emulator main
 
+# ---- a card without the optional commands ------------------------------------------------
+# The image of the suica sample, marked as ignoring Request Block Information and Search
+# Service Code: the dump completes without that information and says so, as through the
+# virtual device.
+"$felica" dump --json --device virtual:suica | sed 's/^{$/{\n  "ignores": ["request-block-information", "search-service-code"],/' >"$tmp/ignoring.json"
+start_emulator ignoring --card "$tmp/ignoring.json" || exit 1
+dev="libnfc:pn532_uart:$tmp/ignoring"
+"$felica" dump --device "virtual:$tmp/ignoring.json" >"$tmp/virtual.out" 2>"$tmp/virtual.err"; vs=$?
+"$felica" dump --device "$dev" >"$tmp/libnfc.out" 2>"$tmp/libnfc.err"; ls=$?
+if [[ $vs -ne 0 || $ls -ne 0 ]]; then
+  fail "dump of a card ignoring optional commands: exit virtual $vs, libnfc $ls: $(cat "$tmp/libnfc.err")"
+elif ! cmp -s "$tmp/virtual.out" "$tmp/libnfc.out"; then
+  fail "dump of a card ignoring optional commands: output differs"; diff "$tmp/virtual.out" "$tmp/libnfc.out" | head -20 >&2
+elif ! grep -q "note: system 0003: the card did not answer Request Block Information" "$tmp/libnfc.err" ||
+     ! grep -q "did not answer Search Service Code" "$tmp/libnfc.err" ||
+     ! grep -q "Service 090F .* 20 blocks" "$tmp/libnfc.out"; then
+  fail "dump of a card ignoring optional commands does not say what is missing, or lost blocks: $(cat "$tmp/libnfc.err")"
+else
+  pass "dump of a card ignoring Request Block Information and Search Service Code completes with notes"
+fi
+stop_emulator ignoring
+
 # ---- failure paths ------------------------------------------------------------------------
 start_emulator empty --no-card || exit 1
 expect_exit 69 "no card" "no card" -- "$felica" poll --device "libnfc:pn532_uart:$tmp/empty"

@@ -134,20 +134,35 @@ for dialect in part3 sony; do
   done
 done
 
+# same_with_note NAME CMD VIRTUAL_CARD NOTE: `felica CMD --device pcsc --dialect sony`
+# prints what the virtual device prints for VIRTUAL_CARD and says NOTE on stderr.
+same_with_note() {
+  local name=$1 cmd=$2 virtual=$3 note=$4 rc=0
+  # shellcheck disable=SC2086
+  timeout 30 "$felica" $cmd --device "virtual:$virtual" >"$work/virtual.note" 2>/dev/null
+  # shellcheck disable=SC2086
+  timeout 60 "$felica" $cmd --device pcsc --dialect sony >"$work/pcsc.out" 2>"$work/pcsc.err" || rc=$?
+  if ((rc != 0)) || ! diff -u "$work/virtual.note" "$work/pcsc.out" >"$work/diff"; then
+    fail "felica $cmd ($name): exit $rc: $(cat "$work/pcsc.err") $(cat "$work/diff")"
+  elif ! grep -q "$note" "$work/pcsc.err"; then
+    fail "felica $cmd ($name) does not say '$note': $(cat "$work/pcsc.err")"
+  else
+    pass "felica $cmd ($name)"
+  fi
+}
+
 # A card whose first system is the common area (Edy) on a reader refusing everything but
 # reads: the purse is found by reading the profiles' services directly.
 echo "-- card edy, reader refusing Polling, Request Service, Request System Code" >&2
 start_card edy sony --refuse polling,request-service,request-system-code
-timeout 30 "$felica" balance --device virtual:edy >"$work/virtual.edy" 2>/dev/null
-rc=0
-timeout 30 "$felica" balance --device pcsc --dialect sony >"$work/pcsc.out" 2>"$work/pcsc.err" || rc=$?
-if ((rc != 0)) || ! diff -u "$work/virtual.edy" "$work/pcsc.out" >"$work/diff"; then
-  fail "felica balance (edy, refusing reader): exit $rc: $(cat "$work/pcsc.err") $(cat "$work/diff")"
-elif ! grep -q "services were found by reading them" "$work/pcsc.err"; then
-  fail "felica balance (edy, refusing reader) does not say Request Service was refused: $(cat "$work/pcsc.err")"
-else
-  pass "felica balance (edy, refusing reader)"
-fi
+same_with_note "edy, refusing reader" balance edy "services were found by reading them"
+stop_card
+
+# A card ignoring Request Block Information: `felica dump` completes, with a note.
+echo "-- card ignoring Request Block Information" >&2
+"$felica" dump --json --device "virtual:$card" | sed 's/^{$/{\n  "ignores": ["request-block-information"],/' >"$work/ignoring.json"
+start_card "$work/ignoring.json" sony
+same_with_note "card ignoring Request Block Information" dump "$work/ignoring.json" "did not answer Request Block Information"
 stop_card
 
 # Regression: the pcsc-lite context used to be released whenever its last reference
