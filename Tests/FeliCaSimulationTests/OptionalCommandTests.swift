@@ -31,6 +31,16 @@ struct OptionalCommandTests {
         #expect(card.respond(to: RequestResponseCommand(idm: idm).encode()) != nil)
     }
 
+    @Test("a card that ignores Request Response is still present while it answers Polling")
+    func presence() async throws {
+        let card = VirtualCard(image: Self.suica(ignoring: [.requestResponse]))
+        let session = CardSession(transport: VirtualTransport(card: card, name: "virtual:ignoring"))
+        let first = try await session.detect()
+        #expect(try await session.isPresent(first))
+        card.isPresent = false
+        #expect(try await session.isPresent(first) == false)
+    }
+
     @Test("a dump completes without the ignored command's information, with a note", arguments: [
         Set<CommandCode>([.requestBlockInformation]), [.searchServiceCode], [.requestBlockInformation, .searchServiceCode, .requestResponse],
     ])

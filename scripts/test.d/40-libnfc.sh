@@ -4,27 +4,13 @@
 # `felica --device libnfc:pn532_uart:<pty>` must see exactly what `--device virtual:<card>`
 # sees. Then the failure paths: no card, card removed mid-read, late reply, corrupt frame,
 # dropped ACK, no reader, reader gone — each a clear error, and the next command works.
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-
-bin="${FELICA_BIN:-$(swift build --show-bin-path)}"
-felica="$bin/felica"
-sim="$bin/felica-sim"
-export LIBNFC_AUTO_SCAN=false
-export LIBNFC_LOG_LEVEL=0
-unset LIBNFC_DEVICE FELICA_DEVICE
-
-tmp="$(mktemp -d)"
+source "$(dirname "$0")/lib.sh"
+stage_workdir
+tmp="$work"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  rm -rf "$tmp"
 }
-trap cleanup EXIT
-
-failures=0
-pass() { echo "ok   $*" >&2; }
-fail() { echo "FAIL $*" >&2; failures=$((failures + 1)); }
 
 # start_emulator NAME ARGS...: runs felica-sim pn532 with a link $tmp/NAME; waits for it.
 start_emulator() {
@@ -179,8 +165,4 @@ stop_emulator gone
 [[ ! -e "$tmp/gone" ]] && pass "the --link symlink is removed on exit" || fail "--link symlink left behind"
 expect_exit 69 "reader unplugged" "does not exist" -- "$felica" poll --device "libnfc:pn532_uart:$tmp/gone"
 
-if ((failures > 0)); then
-  echo "$failures libnfc check(s) failed" >&2
-  exit 1
-fi
-echo "all libnfc checks passed" >&2
+stage_end

@@ -96,7 +96,7 @@ struct DumpCommand: CLICommand {
         return out
     }
 
-    static func pad(_ s: String, _ n: Int) -> String { s + String(repeating: " ", count: max(1, n - s.count)) }
+    static let pad = TextLayout.column
 
     static func hexGroups(_ data: [UInt8]) -> String {
         stride(from: 0, to: data.count, by: 4).map { Hex.encode(data[$0..<min($0 + 4, data.count)]) }.joined(separator: " ")
