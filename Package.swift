@@ -76,6 +76,11 @@ let package = Package(
             dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaHistory"],
             path: "Benchmarks", swiftSettings: strict),
 
+        // What the test suites share: running the built executables, the PN532 emulator with
+        // libnfc opened on it, scratch directories. Test-only; no product ships it.
+        .target(
+            name: "TestSupport", dependencies: ["FeliCa", "FeliCaLibNFC", "FeliCaSimulation"],
+            path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "FeliCaTests", dependencies: ["FeliCa"], swiftSettings: strict),
         .testTarget(name: "FeliCaReaderCodecsTests", dependencies: ["FeliCa", "FeliCaReaderCodecs"], swiftSettings: strict),
         .testTarget(name: "FeliCaTransportSupportTests", dependencies: ["FeliCaTransportSupport"], swiftSettings: strict),
@@ -83,22 +88,22 @@ let package = Package(
         .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaReaderCodecs"], swiftSettings: strict),
         .testTarget(name: "FeliCaHistoryTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaHistory", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaCardsTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation"], swiftSettings: strict),
-        .testTarget(name: "FeliCaTraceTests", dependencies: ["FeliCa", "FeliCaTrace", "FeliCaSimulation", "FeliCaCards"], swiftSettings: strict),
+        .testTarget(name: "FeliCaTraceTests", dependencies: ["TestSupport", "FeliCa", "FeliCaTrace", "FeliCaSimulation", "FeliCaCards"], swiftSettings: strict),
         .testTarget(name: "FeliCaSchedulingTests", dependencies: ["FeliCa", "FeliCaScheduling", "FeliCaSimulation"], swiftSettings: strict),
-        .testTarget(name: "FeliCaLibNFCTests", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaLibNFC", "FeliCaSimulation"], swiftSettings: strict),
+        .testTarget(name: "FeliCaLibNFCTests", dependencies: ["TestSupport", "FeliCa", "FeliCaReaderCodecs", "FeliCaLibNFC", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaPCSCTests", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaPCSC", "FeliCaSimulation"], swiftSettings: strict),
         // Faults through the real stacks: removal, late and garbled frames, ambiguous writes.
         .testTarget(
             name: "FaultTests",
-            dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaCards", "FeliCaSimulation", "FeliCaLibNFC"],
+            dependencies: ["TestSupport", "FeliCa", "FeliCaReaderCodecs", "FeliCaCards", "FeliCaSimulation", "FeliCaLibNFC"],
             swiftSettings: strict),
         // The code shown in Docs/library.md, compiled and run (and checked to match the guide).
         .testTarget(
             name: "DocsTests",
-            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaCards", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPCSC"],
+            dependencies: ["TestSupport", "FeliCa", "FeliCaSimulation", "FeliCaCards", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPCSC"],
             exclude: ["Traces"], swiftSettings: strict),
         .testTarget(
-            name: "FeliCaCLITests", dependencies: ["FeliCaCLI", "FeliCa", "FeliCaSimulation"],
+            name: "FeliCaCLITests", dependencies: ["TestSupport", "FeliCaCLI", "FeliCa", "FeliCaSimulation"],
             exclude: ["Golden", "Fixtures"], swiftSettings: strict),
     ]
 )

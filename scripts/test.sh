@@ -32,7 +32,7 @@ else
   status=1
 fi
 
-for stage in scripts/test.d/*.sh; do
+for stage in scripts/test.d/[0-9][0-9]-*.sh; do   # lib.sh is sourced by the stages, not a stage
   [[ -e "$stage" ]] || continue
   echo "== $(basename "$stage")" >&2
   if ! bash "$stage"; then

@@ -1,17 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 // The commands Docs/getting-started.md has a newcomer type without hardware (every
 // `felica ...` line of its sh blocks that names a virtual device) run here, in order, in
 // one scratch directory, and must succeed.
-
-/// `felica` beside the test bundle (or in $FELICA_BIN).
-let felicaExecutable: URL = {
-    if let dir = ProcessInfo.processInfo.environment["FELICA_BIN"] {
-        return URL(fileURLWithPath: dir).appendingPathComponent("felica")
-    }
-    return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("felica")
-}()
 
 /// Lines of the ```sh blocks of a Markdown file.
 func shellLines(in markdown: String) -> [String] {
@@ -36,16 +29,7 @@ func shellLines(in markdown: String) -> [String] {
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }
     for command in commands {
-        let p = Process()
-        p.executableURL = felicaExecutable
-        p.arguments = command.split(separator: " ").dropFirst().map(String.init)
-        p.currentDirectoryURL = dir
-        p.standardOutput = FileHandle.nullDevice
-        let err = Pipe()
-        p.standardError = err
-        try p.run()
-        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0, "`\(command)` exited \(p.terminationStatus): \(message)")
+        let r = try runFelica(command.split(separator: " ").dropFirst().map(String.init), directory: dir)
+        #expect(r.status == 0, "`\(command)` exited \(r.status): \(r.stderr)")
     }
 }

@@ -2,6 +2,7 @@ import FeliCa
 import FeliCaCards
 import FeliCaLibNFC
 import FeliCaSimulation
+import TestSupport
 import Testing
 
 /// A full history read of a card through real libnfc while the card or the reader
@@ -34,7 +35,7 @@ struct FaultHistoryTests {
 
     /// One read through a fresh emulator: the report, or the error.
     static func read(_ card: VirtualCard, faults: [PN532Fault] = []) async throws -> Result<CardReport, FeliCaError> {
-        try await withEmulatedReader(card: card, faults: faults) { t, _ in
+        try await withEmulatedReader(card: card, options: .init(faults: faults)) { t, _ in
             do throws(FeliCaError) {
                 return .success(try await reader.read(CardSession(transport: t)))
             } catch {
@@ -95,7 +96,7 @@ struct FaultHistoryTests {
           arguments: [PN532Fault.Kind.lateReply(.milliseconds(400)), .corruptChecksum, .dropAck])
     func firstPollingLost(_ kind: PN532Fault.Kind) async throws {
         let card = try VirtualCard.named("suica")
-        try await withEmulatedReader(card: card, faults: [PN532Fault(kind, atExchange: 1)]) { t, server in
+        try await withEmulatedReader(card: card, options: .init(faults: [PN532Fault(kind, atExchange: 1)])) { t, server in
             let session = CardSession(transport: t)
             let target = try await session.detect()
             #expect(target.idm == card.systems[0].idm)
@@ -126,7 +127,7 @@ struct FaultHistoryTests {
     @Test("the card answers, but not for a system it lists: an error, not a shorter report")
     func listedSystemSilent() async throws {
         let card = try VirtualCard.named("wallet")
-        let outcome = try await withEmulatedReader(card: card, taps: .init(present: 4, absent: 2)) { t, _ in
+        let outcome = try await withEmulatedReader(card: card, options: .init(taps: .init(present: 4, absent: 2))) { t, _ in
             do throws(FeliCaError) {
                 return Result<CardReport, FeliCaError>.success(try await Self.reader.read(CardSession(transport: t)))
             } catch {

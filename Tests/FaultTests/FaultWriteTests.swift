@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaLibNFC
 import FeliCaSimulation
+import TestSupport
 import Testing
 
 /// Write Without Encryption through real libnfc and the PN532 emulator when the reply goes
@@ -17,7 +18,7 @@ struct FaultWriteTests {
           arguments: [PN532Fault.Kind.lateReply(.milliseconds(600)), .corruptChecksum, .dropAck])
     func replyLost(_ kind: PN532Fault.Kind) async throws {
         let card = VirtualCard(image: WritableCard.image)
-        try await withEmulatedReader(card: card, faults: [PN532Fault(kind, atExchange: 2)]) { t, server in
+        try await withEmulatedReader(card: card, options: .init(faults: [PN532Fault(kind, atExchange: 2)])) { t, server in
             let session = CardSession(transport: t)
             let target = try await session.detect()
             let start = ContinuousClock.now

@@ -3,80 +3,18 @@ import Foundation
 import Synchronization
 import Testing
 
-/// A `felica` run in the background, its output read as it comes.
-private final class Background: @unchecked Sendable {
-    // @unchecked: `stderr` is only touched with `lock` held; the process and pipes are
-    // set up before the reading thread starts and not changed afterwards.
-    let process = Process()
-    private let lock = NSLock()
-    private var err = Data()
-    private let outPipe = Pipe(), errPipe = Pipe()
-
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
-        process.executableURL = binDirectory.appendingPathComponent("felica")
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        env["FELICA_DEVICE"] = nil
-        env["LIBNFC_AUTO_SCAN"] = "false"
-        env["LIBNFC_LOG_LEVEL"] = "0"
-        for (k, v) in environment { env[k] = v }
-        process.environment = env
-        process.standardOutput = outPipe
-        process.standardError = errPipe
-        errPipe.fileHandleForReading.readabilityHandler = { [unowned self] h in
-            let d = h.availableData
-            lock.lock(); err.append(d); lock.unlock()
-        }
-        try process.run()
-    }
-
-    var stderr: String {
-        lock.lock(); defer { lock.unlock() }
-        return String(decoding: err, as: UTF8.self)
-    }
-
-    /// Waits until `condition` holds, up to `seconds`.
-    func until(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            if condition() { return true }
-            usleep(20_000)
-        }
-        return condition()
-    }
-
-    /// Waits for the exit (killing the process after `seconds`); stdout and the exit status.
-    func finish(within seconds: Double) -> (stdout: String, status: Int32, timedOut: Bool) {
-        let ended = until(seconds) { !process.isRunning }
-        if !ended { process.terminate() }
-        process.waitUntilExit()
-        errPipe.fileHandleForReading.readabilityHandler = nil
-        let out = outPipe.fileHandleForReading.readDataToEndOfFile()
-        return (String(decoding: out, as: UTF8.self), process.terminationStatus, !ended)
-    }
-}
-
-/// A PN532 emulator on a pty holding `card`, for the real libnfc.
-private func withPN532<T>(_ card: VirtualCard, _ body: (String) throws -> T) throws -> T {
-    setenv("LIBNFC_AUTO_SCAN", "false", 1)
-    let server = try PN532Server(card: card)
-    server.start()
-    defer { server.stop() }
-    return try body("libnfc:" + server.connectionString)
-}
-
 @Suite("Waiting for a card", .serialized)
 struct CardWaitTests {
     @Test("--wait gives a libnfc reader time to get a card, as PC/SC has")
     func libnfcWaits() throws {
         let card = try VirtualCard.named("suica")
         card.isPresent = false
-        try withPN532(card) { device in
-            let poll = try Background(["poll", "--device", device, "--wait", "20"])
+        try withEmulatedDevice(card: card) { device in
+            let poll = try BackgroundProcess(felica: ["poll", "--device", device, "--wait", "20"])
             usleep(700_000)
-            #expect(poll.process.isRunning, "poll gave up before the card came: \(poll.stderr)")
+            #expect(poll.isRunning, "poll gave up before the card came: \(poll.stderr)")
             card.isPresent = true
-            let (out, status, timedOut) = poll.finish(within: 30)
+            let (run, timedOut) = poll.finish(within: 30); let (out, status) = (run.stdout, run.status)
             #expect(!timedOut)
             #expect(status == 0, "\(poll.stderr)")
             #expect(out.contains("IDm"))
@@ -87,7 +25,7 @@ struct CardWaitTests {
     func libnfcWaitZero() throws {
         let card = try VirtualCard.named("suica")
         card.isPresent = false
-        try withPN532(card) { device in
+        try withEmulatedDevice(card: card) { device in
             let r = try run(["poll", "--device", device, "--wait", "0"], environment: ["LIBNFC_LOG_LEVEL": "0"])
             #expect(r.status == 69, "\(r.stderr)")
             #expect(r.stderr.contains("no card answered Polling"), "\(r.stderr)")
@@ -97,7 +35,7 @@ struct CardWaitTests {
     @Test("a card that lacks the system polled for is not waited for")
     func lackingSystemIsNotWaitedFor() throws {
         let card = try VirtualCard.named("suica")
-        try withPN532(card) { device in
+        try withEmulatedDevice(card: card) { device in
             let clock = ContinuousClock()
             let start = clock.now
             let r = try run(["poll", "--device", device, "--system-code", "1234", "--wait", "600"], environment: ["LIBNFC_LOG_LEVEL": "0"])
@@ -120,8 +58,8 @@ struct CardWaitTests {
 struct WatchCountTests {
     @Test("a virtual card is tapped once per read, so --count ends, and it says so")
     func virtualCardCountEnds() throws {
-        let watch = try Background(["watch", "--count", "3", "--device", "virtual:suica"])
-        let (out, status, timedOut) = watch.finish(within: 60)
+        let watch = try BackgroundProcess(felica: ["watch", "--count", "3", "--device", "virtual:suica"])
+        let (run, timedOut) = watch.finish(within: 60); let (out, status) = (run.stdout, run.status)
         #expect(!timedOut, "watch --count 3 on a virtual card did not end")
         #expect(status == 0, "\(watch.stderr)")
         #expect(out.components(separatedBy: "Card ").count - 1 == 3, "\(out)")
@@ -133,14 +71,14 @@ struct WatchCountTests {
         let card = try VirtualCard.named("wallet")
         // The card leaves after a few packets of its first read.
         card.removeAfter(exchanges: 4)
-        try withPN532(card) { device in
-            let watch = try Background(["watch", "--count", "1", "--device", device])
+        try withEmulatedDevice(card: card) { device in
+            let watch = try BackgroundProcess(felica: ["watch", "--count", "1", "--device", device])
             let failed = watch.until(30) { watch.stderr.contains("not read") }
             #expect(failed, "\(watch.stderr)")
             usleep(300_000)
-            #expect(watch.process.isRunning, "watch ended after a failed tap: \(watch.stderr)")
+            #expect(watch.isRunning, "watch ended after a failed tap: \(watch.stderr)")
             card.isPresent = true
-            let (out, status, timedOut) = watch.finish(within: 30)
+            let (run, timedOut) = watch.finish(within: 30); let (out, status) = (run.stdout, run.status)
             #expect(!timedOut)
             #expect(status == 0, "\(watch.stderr)")
             #expect(out.contains("Card "), "\(out)")

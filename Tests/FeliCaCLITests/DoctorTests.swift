@@ -12,12 +12,8 @@ struct FakeTree {
 
     init(_ name: String) throws {
         path = temporaryPath("doctor-\(name)-\(UUID().uuidString)")
-        let cp = Process()
-        cp.executableURL = URL(fileURLWithPath: "/bin/cp")
-        cp.arguments = ["-a", fixture("doctor/\(name)"), path]
-        try cp.run()
-        cp.waitUntilExit()
-        #expect(cp.terminationStatus == 0)
+        let cp = try runProgram("/bin/cp", ["-a", fixture("doctor/\(name)"), path])
+        #expect(cp.status == 0, "\(cp.stderr)")
     }
 
     func file(_ p: String) -> String { path + p }
@@ -429,29 +425,15 @@ func identityFromProcStatus(_ text: String, _ expected: Identity) {
 
 /// `felica-sim pn532` on a pseudo-terminal; stopped when the value goes away.
 final class EmulatedPN532 {
-    let process = Process()
+    let sim: BackgroundProcess
     /// libnfc's connection string, `pn532_uart:/dev/pts/N`.
     let connectionString: String
 
     init(_ arguments: [String]) throws {
-        process.executableURL = binDirectory.appendingPathComponent("felica-sim")
-        process.arguments = ["pn532"] + arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line += chunk
-        }
-        connectionString = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    deinit {
-        process.terminate()
-        process.waitUntilExit()
+        sim = try BackgroundProcess(felica: ["pn532"] + arguments, executable: "felica-sim")
+        // The emulator prints its connection string as its first line once it is ready.
+        sim.until(30) { sim.stdout.contains("\n") || !sim.isRunning }
+        connectionString = sim.stdout.split(separator: "\n").first.map(String.init) ?? ""
     }
 }
 

@@ -118,36 +118,16 @@ func watchElapsedCoversTheRead(_ card: String) throws {
 /// Ctrl-C while watching: the loop ends cleanly with exit code 0.
 @Test(arguments: [SIGINT, SIGTERM])
 func watchEndsCleanlyOnSignal(_ sig: Int32) throws {
-    let p = Process()
-    p.executableURL = binDirectory.appendingPathComponent("felica")
-    p.arguments = ["watch", "--device", "virtual:edy"]
-    var env = ProcessInfo.processInfo.environment
-    env["FELICA_DEVICE"] = nil
-    p.environment = env
-    let out = Pipe()
-    p.standardOutput = out
-    p.standardError = Pipe()
-    try p.run()
+    let watch = try BackgroundProcess(felica: ["watch", "--device", "virtual:edy"])
     // Wait until the card has been printed, then interrupt.
-    var text = ""
-    let handle = out.fileHandleForReading
-    while !text.contains("\n\n") {
-        let chunk = handle.availableData
-        if chunk.isEmpty { break }
-        text += String(decoding: chunk, as: UTF8.self)
-    }
-    kill(p.processIdentifier, sig)
+    watch.until(30) { watch.stdout.contains("\n\n") || !watch.isRunning }
+    watch.signal(sig)
     // A lost signal must fail the test, not hang it.
-    let deadline = Date().addingTimeInterval(10)
-    while p.isRunning && Date() < deadline { usleep(10_000) }
-    if p.isRunning {
-        kill(p.processIdentifier, SIGKILL)
-        Issue.record("felica watch did not end within 10 s of signal \(sig)")
-    }
-    text += String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
-    p.waitUntilExit()
-    #expect(p.terminationReason == .exit)
-    #expect(p.terminationStatus == 0)
+    let (run, timedOut) = watch.finish(within: 10)
+    if timedOut { Issue.record("felica watch did not end within 10 s of signal \(sig)") }
+    #expect(watch.process.terminationReason == .exit)
+    #expect(run.status == 0)
+    let text = run.stdout
     // The virtual card is tapped again after each read: whole cards only, however many.
     let card = "Card 01200312ab34cd56\nEdy            ¥2,480  no. 1901 2345 6789 0123\n\n"
     #expect(!text.isEmpty && text.replacingOccurrences(of: card, with: "").isEmpty, "\(text)")

@@ -2,6 +2,7 @@ import FeliCa
 @testable import FeliCaLibNFC
 import FeliCaSimulation
 import Foundation
+import TestSupport
 import Testing
 
 /// Everything a session can find on a card, for comparing two transports.
@@ -25,24 +26,6 @@ func readEverything(_ transport: any Transport) async throws -> CardContents {
         }
     }
     return contents
-}
-
-/// A PN532 emulator on a pty with libnfc's transport opened on it.
-@discardableResult
-func withEmulatedReader<T>(card: VirtualCard?, options: PN532Emulator.Options = .init(),
-                           _ body: (LibNFCTransport, PN532Server) async throws -> T) async throws -> T {
-    let server = try PN532Server(card: card, options: options)
-    server.start()
-    defer { server.stop() }
-    let transport = try await LibNFCTransport.open(connstring: server.connectionString)
-    do {
-        let result = try await body(transport, server)
-        await transport.close()
-        return result
-    } catch {
-        await transport.close()
-        throw error
-    }
 }
 
 @Suite("libnfc transport against the PN532 emulator", .serialized)

@@ -1,25 +1,13 @@
 import FeliCa
 import FeliCaSimulation
 import Foundation
+import TestSupport
 import Testing
 
 /// Runs a libnfc example program against a connection string; returns (status, stdout + stderr).
 func runLibNFCTool(_ tool: String, _ arguments: [String], device: String) throws -> (Int32, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/\(tool)")
-    process.arguments = arguments
-    var env = ProcessInfo.processInfo.environment
-    env["LIBNFC_AUTO_SCAN"] = "false"
-    env["LIBNFC_DEVICE"] = device
-    env["LIBNFC_LOG_LEVEL"] = "0"
-    process.environment = env
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    let r = try runProgram("/usr/bin/\(tool)", arguments, environment: ["LIBNFC_DEVICE": device])
+    return (r.status, r.stdout + r.stderr)
 }
 
 @Suite("libnfc's own nfc-list against the PN532 emulator", .serialized)

@@ -1,39 +1,14 @@
 import FeliCaSimulation
 import FeliCaTrace
 import Foundation
+import TestSupport
 import Testing
 
 /// `--trace` and `replay:` through the built `felica` executable (golden: a replay prints
 /// exactly what the recorded run printed).
 @Suite struct CLIReplayTests {
-    struct Output: Sendable {
-        var stdout: String
-        var stderr: String
-        var status: Int32
-    }
-
-    /// The built executables: `$FELICA_BIN`, else beside the test bundle.
-    static let bin: String = {
-        if let dir = ProcessInfo.processInfo.environment["FELICA_BIN"] { return dir }
-        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
-    }()
-
-    static func felica(_ arguments: [String]) throws -> Output {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: bin + "/felica")
-        p.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        env["FELICA_DEVICE"] = nil
-        p.environment = env
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Output(stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self), status: p.terminationStatus)
-    }
+    /// Runs the built `felica`.
+    static func felica(_ arguments: [String]) throws -> RunResult { try runFelica(arguments) }
 
     /// The card commands this build has (`history` arrives with the card profiles).
     static let commands: [String] = ["poll", "dump", "balance", "history"].filter { (try? felica(["help", $0]).status) == 0 }
