@@ -102,7 +102,7 @@ struct ArgumentParser {
         }
         guard j == args.count else { throw UsageErrorAt(UsageError("unexpected argument '\(args[j])'"), command, path) }
         // The parser has checked the value against the choices.
-        return .completion(Shell(rawValue: parsed.value(BuiltinOptions.completion.long) ?? "") ?? .bash)
+        return .completion(Shell(rawValue: parsed.values[BuiltinOptions.completion.long]?.last ?? "") ?? .bash)
     }
 
     /// `felica help [<command> ...]`: whose help to show.

@@ -36,7 +36,7 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
 
     /// The card behind a `virtual:` device.
     public enum VirtualCardSource: Hashable, Sendable {
-        /// A built-in sample card (``SampleCards/names``).
+        /// A built-in sample card (one of `SampleCards.names`).
         case builtIn(String)
         /// A card image file (`felica-card/1`).
         case image(path: String)

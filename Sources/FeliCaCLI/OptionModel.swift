@@ -216,20 +216,4 @@ public struct ParsedArguments: Sendable {
         guard let v = try value(option) else { throw UsageError("missing required option '--\(option.spec.long)'") }
         return v
     }
-
-    // Text look-ups by name, for commands not yet declaring typed options.
-    public func flag(_ long: String) -> Bool { flags.contains(long) }
-    public func value(_ long: String) -> String? { values[long]?.last }
-    public func all(_ long: String) -> [String] { values[long] ?? [] }
-    public func required(_ long: String) throws(UsageError) -> String {
-        guard let v = value(long) else { throw UsageError("missing required option '--\(long)'") }
-        return v
-    }
-    public func int(_ long: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
-        guard let s = value(long) else { return nil }
-        guard let v = Int(s), range.contains(v) else {
-            throw UsageError("option '--\(long)': \"\(s)\" is not a whole number in \(range.lowerBound)...\(range.upperBound)")
-        }
-        return v
-    }
 }

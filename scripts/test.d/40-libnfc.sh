@@ -61,8 +61,8 @@ expect_exit() {
 
 # ---- usage errors --------------------------------------------------------------------------
 expect_exit 64 "felica-sim pn532 without a card" "--card" -- "$sim" pn532
-expect_exit 64 "felica-sim pn532 with a bad fault" "unknown kind" -- "$sim" pn532 --card suica --fault melt@1
-expect_exit 64 "felica-sim pn532 with an unknown timing model" "timing model" -- "$sim" pn532 --card suica --timing fast
+expect_exit 64 "felica-sim pn532 with a bad fault" "not a fault kind" -- "$sim" pn532 --card suica --fault melt@1
+expect_exit 64 "felica-sim pn532 with an unknown timing model" "not one of rf" -- "$sim" pn532 --card suica --timing fast
 
 # ---- the real stack sees the card ---------------------------------------------------------
 start_emulator main --card suica || exit 1
