@@ -195,7 +195,8 @@ struct ArgumentParser {
             value = args[i]
             i += 1
         }
-        if case .choice(let choices) = spec.kind, !choices.contains(value) {
+        let choices = spec.kind.names
+        if spec.kind.form == .choice, !choices.contains(value) {
             throw UsageError("option '--\(name)': '\(value)' is not one of \(choices.joined(separator: ", "))" + Suggestion.didYouMean(value, choices))
         }
         if !spec.repeatable && out.values[name] != nil {
