@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "FeliCaPCSC", targets: ["FeliCaPCSC"]),
         .library(name: "FeliCaReaderCodecs", targets: ["FeliCaReaderCodecs"]),
         .library(name: "FeliCaTransportSupport", targets: ["FeliCaTransportSupport"]),
+        .library(name: "FeliCaUSB", targets: ["FeliCaUSB"]),
         .library(name: "FeliCaJSON", targets: ["FeliCaJSON"]),
         .library(name: "FeliCaHistory", targets: ["FeliCaHistory"]),
         .library(name: "FeliCaCLI", targets: ["FeliCaCLI"]),
@@ -49,6 +50,11 @@ let package = Package(
             providers: [.apt(["libpcsclite-dev"])]),
         .target(name: "FeliCaPCSC", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport", "CPCSCLite"], swiftSettings: strict),
         .systemLibrary(
+            name: "CLibUSB", pkgConfig: "libusb-1.0",
+            providers: [.apt(["libusb-1.0-0-dev"])]),
+        // Sony RC-S380 (Port-100) over libusb.
+        .target(name: "FeliCaUSB", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport", "CLibUSB"], swiftSettings: strict),
+        .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
         // History kept across readings: SQLite database, merge by card and sequence, CSV export.
@@ -57,7 +63,8 @@ let package = Package(
             name: "FeliCaCLI",
             dependencies: [
                 "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaTrace", "FeliCaSimulation",
-                "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaTransportSupport", "FeliCaHistory",
+                "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaTransportSupport", "FeliCaUSB",
+                "FeliCaHistory",
             ],
             // The umockdev bridge of `felica-sim rcs380` (test tooling, run by Debian's python3).
             resources: [.copy("Resources/rcs380-bridge.py")],
@@ -66,7 +73,7 @@ let package = Package(
         .executableTarget(name: "felica-sim", dependencies: ["FeliCaCLI"], swiftSettings: strict),
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC", "FeliCaReaderCodecs"],
+            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaHistory"],
             path: "Benchmarks", swiftSettings: strict),
 
         .testTarget(name: "FeliCaTests", dependencies: ["FeliCa"], swiftSettings: strict),

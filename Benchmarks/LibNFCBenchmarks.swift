@@ -48,6 +48,11 @@ func libnfcBenchmarks() async {
         await measureAsync("  Polling 0003 (card answers), \(label)", runs: 15) {
             _ = try! await session.poll(systemCode: .transit)
         }
+        // What a transit card no longer pays: Request System Code (the chip timeout is
+        // already set here, so this is the exchange alone).
+        await measureAsync("  Request System Code, \(label)", runs: 15) {
+            _ = try! await session.systemCodes(of: target)
+        }
         await measureAsync("  read 1 block of 008B, \(label)", runs: 15) {
             _ = try! await session.read(service: 0x008B, blocks: 0..<1, from: target)
         }

@@ -1,5 +1,5 @@
 // Benchmarks print figures; run with `swift run -c release Benchmarks [section ...]`.
-// Sections: codec, session, libnfc, nfcpy, order, pcsc, cards, memory.
+// Sections: codec, session, libnfc, nfcpy, order, pcsc, cards, memory, history.
 print("# felica benchmarks (release build expected; debug figures are meaningless)")
 codecBenchmarks()
 await sessionBenchmarks()
@@ -9,3 +9,4 @@ await orderBenchmarks()
 await pcscBenchmarks()
 await cardBenchmarks()
 await memoryBenchmarks()
+await historyBenchmarks()

@@ -7,7 +7,7 @@ packages=(
   libnfc-dev libnfc-bin
   libpcsclite-dev pcscd vsmartcard-vpcd
   libusb-1.0-0-dev umockdev gir1.2-umockdev-1.0 python3-gi
-  libsqlite3-dev
+  libsqlite3-dev python3
   tshark
   iproute2 util-linux procps
   man-db groff-base zsh fish

@@ -22,6 +22,8 @@ public actor CardSession {
 
     /// Exchanges sent so far (retries included).
     public private(set) var exchangeCount = 0
+    /// Commands the reader refused to forward to the card (`.refused`), so far.
+    public private(set) var refusedCommands: Set<CommandCode> = []
     /// Read limits learned from cards that refused a batch (SF2 0xA2), by IDm.
     private var learnedReadLimit: [IDm: Int] = [:]
 
@@ -35,7 +37,12 @@ public actor CardSession {
     /// Sends a raw packet with the given timeout, counting it. No retries.
     public func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
         exchangeCount += 1
-        return try await transport.exchange(packet, timeout: timeout)
+        do {
+            return try await transport.exchange(packet, timeout: timeout)
+        } catch where error.code == .refused {
+            if packet.count >= 2, let code = CommandCode(rawValue: packet[1]) { refusedCommands.insert(code) }
+            throw error
+        }
     }
 
     /// The card's own time from PMm (with a floor), both frames' air time, and the
@@ -84,8 +91,19 @@ public actor CardSession {
     }
 
     /// Polls with the wildcard and returns the card's first system; throws `.noCard` when none answers.
+    /// A reader that will not forward Polling gives the IDm and PMm it found itself
+    /// (``Transport/readerReportedIdentity()``); the system code is then unknown.
     public func detect() async throws(FeliCaError) -> Target {
-        guard let r = try await poll(systemCode: .wildcard, requestCode: .systemCode) else {
+        let r: PollingResponse?
+        do {
+            r = try await poll(systemCode: .wildcard, requestCode: .systemCode)
+        } catch where error.code == .refused {
+            guard let (idm, pmm) = try await transport.readerReportedIdentity() else {
+                throw FeliCaError(.refused, "\(transport.name) refuses to forward Polling and does not report the card's IDm and PMm itself: \(error.reason)")
+            }
+            return Target(idm: idm, pmm: pmm, systemCode: nil)
+        }
+        guard let r else {
             throw FeliCaError(.noCard, "no card answered Polling on \(transport.name): place a card on the reader")
         }
         return Target(idm: r.idm, pmm: r.pmm, systemCode: r.systemCode)
@@ -104,7 +122,8 @@ public actor CardSession {
         do {
             let reply = try await repeatable(command.encode(), timeout: timeout(target.pmm, .fixed, units: 0))
             return try RequestSystemCodeResponse.decode(reply[...], expecting: target.idm).systemCodes
-        } catch where error.code == .timeout || error.code == .unsupported {
+        } catch where error.code == .timeout || error.code == .unsupported || error.code == .refused {
+            // A reader that refuses Polling too leaves no way to list the systems: `.refused`.
             var found: [SystemCode] = []
             for code in options.fallbackSystemCodes {
                 if try await poll(systemCode: code, requestCode: .systemCode) != nil { found.append(code) }
@@ -307,13 +326,21 @@ public actor CardSession {
     // MARK: - Presence, version, reset
 
     /// Whether the system still answers (Request Response).
+    /// Request Response is optional: a card that does not answer it (or a reader that will
+    /// not forward it) is still there when it answers a Polling with the same IDm.
     public func isPresent(_ target: Target) async throws(FeliCaError) -> Bool {
         let command = RequestResponseCommand(idm: target.idm)
         do {
             let reply = try await exchange(command.encode(), timeout: timeout(target.pmm, .fixed, units: 0))
             _ = try RequestResponseResponse.decode(reply[...], expecting: target.idm)
             return true
-        } catch where error.code == .timeout || error.code == .cardGone || error.code == .transmission {
+        } catch where error.code == .timeout || error.code == .refused {
+            do {
+                return try await poll(systemCode: target.systemCode ?? .wildcard, requestCode: .none)?.idm == target.idm
+            } catch where error.code == .cardGone || error.code == .transmission {
+                return false
+            }
+        } catch where error.code == .cardGone || error.code == .transmission {
             return false
         }
     }

@@ -9,7 +9,7 @@ public struct FeliCaError: Error, Hashable, Sendable, CustomStringConvertible {
             case truncated, trailingBytes, badLength, unexpectedResponse, wrongCard, invalidField
             case invalidArgument, status, timeout, transmission, readerGone, cardGone
             case noReader, noCard, unsupported, cancelled, busy, noService, ambiguousWrite
-            case badInput, divergence, exhausted
+            case badInput, divergence, exhausted, refused
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -42,6 +42,9 @@ public struct FeliCaError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let noReader = Code(.noReader)
         /// No card answered.
         public static let noCard = Code(.noCard)
+        /// The reader would not forward the command to the card (a PC/SC reader answering
+        /// `6A xx` in a transparent exchange); the card never saw it.
+        public static let refused = Code(.refused)
         /// The card or reader does not support the request.
         public static let unsupported = Code(.unsupported)
         /// The operation was cancelled.

@@ -45,7 +45,7 @@ public struct DeviceListing: Sendable {
     /// The DEVICE column: the `--device` string, or `-`.
     public var device: String { spec?.description ?? "-" }
 
-    /// Real readers from every stack, libnfc first: those libnfc finds (plus `LIBNFC_DEVICE`
+    /// Real readers from every stack: USB readers driven directly first, then those libnfc finds (plus `LIBNFC_DEVICE`
     /// and its configuration), then pcscd's (none when pcscd is not running; `felica doctor`
     /// says why).
     static func readers() async -> [DeviceListing] {
@@ -57,7 +57,7 @@ public struct DeviceListing: Sendable {
             DeviceListing(stack: "pcsc", name: r.name, spec: DeviceSpec(.pcsc(reader: .named(r.name), dialect: nil)),
                           availability: .usable(state: r.state.description + (r.inUse ? " (in use by another program)" : "")))
         }
-        return libnfc + pcsc
+        return await USBReaderDevice.list() + libnfc + pcsc
     }
 
     /// The built-in sample cards.

@@ -3,6 +3,7 @@ import FeliCaLibNFC
 import FeliCaPCSC
 import FeliCaReaderCodecs
 import FeliCaSimulation
+import FeliCaUSB
 
 #if canImport(Glibc)
 import Glibc
@@ -79,8 +80,8 @@ public enum DeviceResolver {
             }
             let options = PCSCTransport.Options(dialect: chosen, cardWait: wait)
             return try await PCSCTransport.open(reader, options: options, name: name)
-        case .usb:
-            throw FeliCaError(.noReader, "\(name): this build has no USB driver yet, so USB readers (Sony RC-S380) cannot be opened directly; use a reader served by libnfc or PC/SC (`felica devices` lists them), or --device virtual:suica to try the tool")
+        case .usb(let selector):
+            return try await RCS380Transport.open(selector, name: name)
         case .virtual(let source, let timing):
             let card: VirtualCard
             switch source {
@@ -93,13 +94,13 @@ public enum DeviceResolver {
         }
     }
 
-    /// No device given: the first real reader (libnfc, then PC/SC), with an explanation
+    /// No device given: the first real reader (USB, libnfc, then PC/SC), with an explanation
     /// when there are several or none.
     static func openDefault(dialect: PCSCDialect?, wait: Duration?, console: Console?) async throws -> any Transport {
         let readers = await DeviceListing.readers()
         guard let (first, note) = choose(readers), var spec = first.spec else {
             throw FeliCaError(.noReader, """
-                no reader found (looked for libnfc and PC/SC readers).
+                no reader found (looked for USB, libnfc and PC/SC readers).
                   Plug in a reader, then run `felica devices` to check it is seen (`felica doctor` explains set-up problems).
                   To try the tool without hardware: felica balance --device virtual:suica
                 """)

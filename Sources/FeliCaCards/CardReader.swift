@@ -35,6 +35,9 @@ public struct CardReport: Hashable, Sendable {
     public var skipped: [SkippedSystem] = []
     /// What the reader chose not to probe, or could not, and why.
     public var notes: [String]
+    /// What the reader (the device, not the card) kept from being probed: commands it
+    /// would not forward. Always worth showing, unlike ``notes``.
+    public var readerLimits: [String] = []
     /// Whether the common area was left unprobed by ``CardReader/skipsCommonArea(of:)``.
     public var skippedCommonArea: Bool { skipped.contains { $0.system == .common } }
 
@@ -90,10 +93,39 @@ public struct CardReader: Sendable {
 
     /// Reads a card already found by Polling (`first` = the wildcard answer).
     public func read(_ session: CardSession, first: Target) async throws(FeliCaError) -> CardReport {
+        var report = try await readSystems(session, first: first)
+        let refused = await session.refusedCommands
+        if !refused.isEmpty {
+            let names = refused.sorted { $0.rawValue < $1.rawValue }.map(\.description).joined(separator: ", ")
+            var note = "the reader would not forward \(names) to the card"
+            if refused.contains(.polling) { note += "; the IDm and PMm are the reader's own (Get Data)" }
+            if !report.systemsListed && first.systemCode == nil {
+                note += "; the card's systems could not be listed, so only its first system was read, by the known services of each profile"
+            } else if refused.contains(.polling) && report.systems.count > 1 {
+                note += "; only the card's first system could be addressed"
+            }
+            if refused.contains(.requestService) { note += "; services were found by reading them" }
+            report.readerLimits.append(note)
+        }
+        return report
+    }
+
+    private func readSystems(_ session: CardSession, first reported: Target) async throws(FeliCaError) -> CardReport {
+        var first = reported
         var report = CardReport(idm: first.idm, pmm: first.pmm, systems: [], purses: [], notes: [])
         var systems: [SystemCode]
         if planner.needsSystemList(first) {
-            systems = try await session.systemCodes(of: first)
+            do {
+                systems = try await session.systemCodes(of: first)
+            } catch where error.code == .refused && first.systemCode == nil {
+                // Neither Request System Code nor Polling reaches the card: read the one
+                // system the reader's IDm addresses, by every profile's known services.
+                report.systemsListed = false
+                try await readUnlisted(session, first, into: &report)
+                return report
+            }
+            // The reader's own IDm (Polling refused) addresses the card's first system.
+            if first.systemCode == nil, let own = systems.first { first.systemCode = own }
         } else {
             // A transit-card IC: read its first system; the list would only name the
             // common area, which is skipped anyway.
@@ -118,6 +150,9 @@ public struct CardReader: Sendable {
             let target: Target
             if first.systemCode == system {
                 target = first
+            } else if reported.systemCode == nil {
+                report.skip(SkippedSystem(system: system, reason: "the reader refuses Polling, which is the only way to address it", listed: true))
+                continue
             } else {
                 target = try await selectListed(system, session, first: first)
             }
@@ -165,6 +200,37 @@ public struct CardReader: Sendable {
         throw FeliCaError(.timeout, "the card lists system \(system) but did not answer two Pollings for it, although it is still on the reader: hold it still and run the command again")
     }
 
+    /// The card's first system when its code is unknown (the reader refuses Polling and
+    /// Request System Code): each layout's services are read directly, and a layout counts
+    /// as present only when one of its required services could be read. The common area
+    /// is left alone when a transit purse was found on a transit-card IC, as the plan does.
+    func readUnlisted(_ session: CardSession, _ first: Target, into report: inout CardReport) async throws(FeliCaError) {
+        var purses: [Purse] = []
+        defer { report.purses = purses }
+        for layout in layouts {
+            let system: SystemCode
+            switch layout.placement {
+            case .ownSystem(let codes):
+                guard let code = codes.first else { continue }
+                system = code
+            case .commonArea:
+                if purses.contains(where: { $0.profile == .transitIC }) && !probeTransitCardCommonArea
+                    && ReadPlanner.transitCardICs.contains(first.pmm.icCode) {
+                    if !report.skippedCommonArea {
+                        report.skip(SkippedSystem(system: .common, reason: Self.transitICReason(first), listed: false))
+                    }
+                    continue
+                }
+                system = .common
+            }
+            let target = Target(idm: first.idm, pmm: first.pmm, systemCode: nil)
+            let wanted = layout.reads(at: depth)
+            let got = try await readServices(session, target, wanted)
+            let found = wanted.indices.contains { !wanted[$0].optional && got[$0].issue == nil && got[$0].blocks != nil }
+            if found { purses.append(purse(layout, wanted, got, system)) }
+        }
+    }
+
     /// Whether the common area is left unprobed (``ReadPlanner/skipsCommonArea(of:)``).
     /// Set ``probeTransitCardCommonArea`` to probe anyway.
     public func skipsCommonArea(of first: Target) -> Bool {
@@ -203,8 +269,26 @@ public struct CardReader: Sendable {
     func readCommonArea(_ session: CardSession, _ target: Target, _ system: SystemCode) async throws(FeliCaError) -> [Purse] {
         let candidates = layouts.filter { $0.placement == .commonArea }
         guard !candidates.isEmpty else { return [] }
-        let presence = try await probe(session, target, candidates.map(\.presence))
-        let present = candidates.filter { presence[$0.presence] != nil }
+        let present: [PurseLayout]
+        do {
+            let presence = try await probe(session, target, candidates.map(\.presence))
+            present = candidates.filter { presence[$0.presence] != nil }
+        } catch where error.code == .refused {
+            // The reader will not forward Request Service: the reads are the probe, and a
+            // layout none of whose required services could be read is not there.
+            let wanted = candidates.map { $0.reads(at: depth) }
+            let results = try await readServices(session, target, wanted.flatMap { $0 })
+            var purses: [Purse] = []
+            var k = 0
+            for (layout, services) in zip(candidates, wanted) {
+                let mine = Array(results[k..<(k + services.count)])
+                k += services.count
+                if services.indices.contains(where: { !services[$0].optional && mine[$0].issue == nil && mine[$0].blocks != nil }) {
+                    purses.append(purse(layout, services, mine, system))
+                }
+            }
+            return purses
+        }
         let wanted = present.map { $0.reads(at: depth) }
         let results = try await readServices(session, target, wanted.flatMap { $0 })
         var purses: [Purse] = []
@@ -284,8 +368,15 @@ public struct CardReader: Sendable {
                 continue
             } catch where error.code == .status {}
             let unasked = Self.unique(shares.map { wanted[$0.want].service }).filter { !asked.contains($0) }
-            if !unasked.isEmpty {
-                let presence = try await probe(session, target, unasked)
+            // A reader that will not forward Request Service leaves reading each share alone.
+            let refusesProbe = await session.refusedCommands.contains(.requestService)
+            if !unasked.isEmpty && !refusesProbe {
+                let presence: Presence
+                do {
+                    presence = try await probe(session, target, unasked)
+                } catch where error.code == .refused {
+                    continue
+                }
                 asked.formUnion(unasked)
                 let before = pending.count
                 for i in wanted.indices where unasked.contains(wanted[i].service) && presence.readable[wanted[i].service] == nil {

@@ -7,6 +7,7 @@ public struct StationInfo: Hashable, Sendable {
     /// Operating company (`東日本旅客鉄道`), nil when the table does not say.
     public var company: String?
 
+    /// A station's names; line and company when known.
     public init(name: String, line: String? = nil, company: String? = nil) {
         self.name = name; self.line = line; self.company = company
     }
@@ -35,6 +36,7 @@ public struct StationTable: Hashable, Sendable {
     /// Key: area << 16 | line << 8 | station.
     private var entries: [Int: StationInfo] = [:]
 
+    /// An empty table.
     public init() {}
 
     /// The table shipped with the library, parsed on first use.

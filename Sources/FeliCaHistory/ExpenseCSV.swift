@@ -8,13 +8,17 @@
 /// and ends lines with CRLF, which Excel on Windows needs to read Japanese names; plain
 /// output ends lines with LF.
 public struct ExpenseCSV {
+    /// Byte-order mark and CRLF line endings.
     public var excel: Bool
+    /// A `month total` row after each month, with the three summary columns.
     public var summary: Bool
     private let write: (String) throws -> Void
     private var month: String?
     private var totals = (fares: 0, charges: 0, purchases: 0)
 
+    /// The header of every export.
     public static let columns = ["date", "time", "type", "from", "to", "amount", "balance", "sequence", "card", "purse", "detail"]
+    /// The columns ``summary`` adds.
     public static let summaryColumns = ["fares", "charges", "purchases"]
 
     /// Starts the output: the byte-order mark (`excel`) and the header row go to `write`.

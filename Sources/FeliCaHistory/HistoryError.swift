@@ -24,9 +24,12 @@ public struct HistoryError: Error, Hashable, Sendable, CustomStringConvertible {
         public var description: String { base.rawValue }
     }
 
+    /// What kind of failure.
     public let code: Code
+    /// What failed, on which file, and what to do.
     public let reason: String
 
+    /// An error of `code`, explained by `reason`.
     public init(_ code: Code, _ reason: String) {
         self.code = code
         self.reason = reason

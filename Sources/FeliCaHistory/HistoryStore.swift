@@ -144,7 +144,9 @@ public final class HistoryStore {
 
     /// Records that rolled off the card between two readings.
     public struct Gap: Hashable, Sendable, CustomStringConvertible {
+        /// The card's IDm, hex.
         public var card: String
+        /// The purse (`transit-ic`, ...).
         public var purse: String
         /// The newest sequence number kept before this reading.
         public var afterSequence: Int
@@ -170,6 +172,7 @@ public final class HistoryStore {
         public var conflicts: [String] = []
         /// Records that did not decode (not kept).
         public var malformed = 0
+        /// Records that rolled off the card since the last reading.
         public var gaps: [Gap] = []
     }
 
@@ -300,6 +303,7 @@ public final class HistoryStore {
         /// Newest first (else oldest first).
         public var newestFirst: Bool
 
+        /// Every record, oldest first, unless narrowed.
         public init(card: String? = nil, from: String? = nil, to: String? = nil, newestFirst: Bool = false) {
             self.card = card; self.from = from; self.to = to; self.newestFirst = newestFirst
         }

@@ -28,6 +28,7 @@ public struct KeptRecord: Hashable, Sendable {
     /// Balance after the transaction.
     public var balance: Int
 
+    /// A record from its fields.
     public init(card: String, purse: String, sequence: Int?, date: String, time: String?, type: String, detail: String,
                 from: String?, to: String?, amount: Int?, balance: Int) {
         self.card = card; self.purse = purse; self.sequence = sequence; self.date = date; self.time = time

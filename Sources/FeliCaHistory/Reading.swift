@@ -6,6 +6,7 @@ import FeliCaCards
 public struct Reading: Sendable {
     /// One purse of the reading.
     public struct PurseRecords: Sendable {
+        /// Which purse.
         public var profile: PurseProfile
         /// Newest first.
         public var records: [KeptRecord]
@@ -13,6 +14,11 @@ public struct Reading: Sendable {
         public var malformed: Int
         /// Whether the purse's sequence numbers identify its records (see ``init(report:device:readAt:)``).
         public var numbered: Bool
+
+        /// A purse's records, newest first.
+        public init(profile: PurseProfile, records: [KeptRecord], malformed: Int, numbered: Bool) {
+            self.profile = profile; self.records = records; self.malformed = malformed; self.numbered = numbered
+        }
     }
 
     /// The card's IDm, hex.
@@ -21,8 +27,10 @@ public struct Reading: Sendable {
     public var device: String?
     /// When, as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
     public var readAt: String
+    /// Every purse whose history was read.
     public var purses: [PurseRecords]
 
+    /// A reading from its parts.
     public init(card: String, device: String?, readAt: String, purses: [PurseRecords]) {
         self.card = card; self.device = device; self.readAt = readAt; self.purses = purses
     }

@@ -66,14 +66,14 @@ public final class PCSCDialectDriver: Sendable {
 
     /// Sends one FeliCa packet (LEN included) and returns the card's packet; a card that
     /// does not answer throws `.timeout`, a command the reader will not forward
-    /// `.unsupported`. ACR122U polls with InListPassiveTarget.
+    /// `.refused`. ACR122U polls with InListPassiveTarget.
     public func exchange(_ packet: [UInt8], timeout: Duration, _ transmit: Transmit) throws(FeliCaError) -> [UInt8] {
         switch dialect {
         case .part3, .sony:
             let response = try transparent(packet, timeout: timeout, transmit)
             do {
                 return try TransparentExchange.packet(from: response)
-            } catch where error.code == .unsupported {
+            } catch where error.code == .refused {
                 if packet.count >= 2, let code = CommandCode(rawValue: packet[1]) {
                     state.withLock { _ = $0.refusedCommands.insert(code) }
                 }

@@ -181,7 +181,7 @@ struct DialectDriverTests {
             }
             #expect(try PCSCStorageAPDU.pmm(fromGetData: reader.transmit(PCSCStorageAPDU.getPMm)) == card.systems[0].pmm)
             let rsc = RequestSystemCodeCommand(idm: card.systems[0].idm).encode()
-            #expect(throws: FeliCaError(.unsupported, "")) { try driver.exchange(rsc, timeout: .milliseconds(10), reader.transmit) }
+            #expect(throws: FeliCaError(.refused, "")) { try driver.exchange(rsc, timeout: .milliseconds(10), reader.transmit) }
             #expect(driver.limits.refusedCommands == [.polling, .requestSystemCode])
         }
     }

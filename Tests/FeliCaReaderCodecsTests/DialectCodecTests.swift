@@ -96,7 +96,7 @@ struct TransparentExchangeTests {
         ReplyVector(name: "no response from the card", wire: "C0 03 01 64 01 90 00", error: .timeout),
         ReplyVector(name: "no 97 object", wire: "C0 03 00 90 00 90 00", error: .timeout),
         ReplyVector(name: "failing data object", wire: "C0 03 02 6F 00 90 00", error: .transmission),
-        ReplyVector(name: "command refused by the reader (published RC-S300/P log)", wire: "C0 03 01 6A 80 90 00", error: .unsupported),
+        ReplyVector(name: "command refused by the reader (published RC-S300/P log)", wire: "C0 03 01 6A 80 90 00", error: .refused),
         ReplyVector(name: "reader rejects the command", wire: "6D 00", error: .status),
         ReplyVector(name: "status object of the wrong size", wire: "C0 02 90 00 90 00", error: .invalidField),
         ReplyVector(name: "card packet LEN too large", wire: "C0 03 00 90 00 97 02 07 01 90 00", error: .truncated),

@@ -39,6 +39,7 @@ struct RecognizedReader: Sendable {
         switch route {
         case .libnfc(let driver): DeviceSpec(.libnfc(connstring: "\(driver):\(usb.busAddress)"))
         case .pcsc(let name): DeviceSpec(.pcsc(reader: .named(name), dialect: nil))
+        case .usb: DeviceSpec(.usb(.path(bus: usb.bus, address: usb.device)))
         case nil: nil
         }
     }
@@ -63,6 +64,8 @@ struct Diagnosis: Sendable {
                 route = .pcsc(name: name)
             } else if let driver = model.libnfcDriver {
                 route = .libnfc(driver: driver)
+            } else if model.direct {
+                route = .usb
             } else {
                 route = nil
             }
@@ -123,8 +126,8 @@ struct Diagnosis: Sendable {
                 check: "usb", verdict: .problem,
                 summary: "no known NFC reader among the \(usb.count) USB device\(usb.count == 1 ? "" : "s")",
                 fix: """
-                plug in a supported reader (Docs/readers.md lists them: Sony RC-S300 or ACR122U through PC/SC, \
-                RC-S360, SCL3711 or other PN533 readers through libnfc). A PN532 on a serial port does not show up \
+                plug in a supported reader (Docs/readers.md lists them: Sony RC-S380 directly over USB, Sony RC-S300 \
+                or ACR122U through PC/SC, RC-S360, SCL3711 or other PN533 readers through libnfc). A PN532 on a serial port does not show up \
                 here: pass --device libnfc:pn532_uart:/dev/ttyUSB0
                 """))
             return
@@ -139,6 +142,10 @@ struct Diagnosis: Sendable {
                 var summary = "\(r.label): served by libnfc (driver \(driver)); --device \(r.device!)"
                 if r.model.pcscName != nil { summary += " (through PC/SC instead once pcscd runs)" }
                 checks.append(DoctorCheck(check: "usb", verdict: .ok, summary: summary))
+            case .usb:
+                checks.append(DoctorCheck(
+                    check: "usb", verdict: .ok,
+                    summary: "\(r.label): driven directly over USB (libusb); --device \(r.device!) (or just usb)"))
             case nil:
                 readers[i].blockers.append("unsupported model: no libnfc driver, not a CCID reader")
                 checks.append(DoctorCheck(
@@ -164,6 +171,16 @@ struct Diagnosis: Sendable {
         for driver in KnownReaders.kernelModules.keys.sorted() where host.isLoaded(driver) || bound.contains(driver) {
             any = true
             let claimed = readers.indices.filter { readers[$0].model.kernelDriver == driver }
+            // This tool detaches the kernel driver from a reader it drives itself (libusb's
+            // auto-detach), and hands it back on close.
+            let direct = claimed.filter { readers[$0].route == .usb }
+            if !direct.isEmpty {
+                checks.append(DoctorCheck(
+                    check: "kernel-modules", verdict: .ok,
+                    summary: "kernel module \(driver) is loaded and claims \(direct.map { readers[$0].model.label }.joined(separator: ", ")): this tool detaches it while it uses the reader (when that is refused, the fix below keeps it away for good)",
+                    fix: modulesFix(driver, host)))
+                continue
+            }
             let usable = claimed.filter { readers[$0].route != nil }
             if !claimed.isEmpty && usable.isEmpty {
                 checks.append(DoctorCheck(
@@ -283,7 +300,10 @@ struct Diagnosis: Sendable {
         let me = host.identity
         let who = "you (user \(host.userName(me.uid)), uid \(me.uid))"
         for i in readers.indices {
-            guard case .libnfc = readers[i].route else { continue }
+            switch readers[i].route {
+            case .libnfc?, .usb?: break
+            default: continue
+            }
             let r = readers[i]
             guard let st = host.nodes[r.usb.node] else {
                 readers[i].blockers.append("no device node")
@@ -311,7 +331,7 @@ struct Diagnosis: Sendable {
             }
             checks.append(DoctorCheck(
                 check: "permissions", verdict: .problem,
-                summary: "\(who) cannot open \(r.usb.node) (\(owner)) for \(r.label): libnfc will not see the reader",
+                summary: "\(who) cannot open \(r.usb.node) (\(owner)) for \(r.label): \(r.route == .usb ? "this tool" : "libnfc") will not see the reader",
                 fix: fix))
         }
     }

@@ -37,7 +37,7 @@ struct DoctorRun: Sendable {
         if targets.isEmpty {
             run.polls.append(DoctorCheck(
                 check: "poll", verdict: .problem,
-                summary: "no reader to poll: neither libnfc nor PC/SC lists one",
+                summary: "no reader to poll: no USB reader found, and neither libnfc nor PC/SC lists one",
                 fix: "fix the problems above, then check with `felica devices`; to try the tool without hardware: felica balance --device virtual:suica"))
         }
         for device in targets {
@@ -128,7 +128,7 @@ struct DoctorRun: Sendable {
         return out
     }
 
-    static func pad(_ s: String, _ n: Int) -> String { s + String(repeating: " ", count: max(1, n - s.count)) }
+    static let pad = TextLayout.column
 
     /// The report as JSON (stable keys: `checks`, `readers`, `ready`).
     func json() -> JSONValue {

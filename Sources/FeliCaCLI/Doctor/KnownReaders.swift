@@ -6,6 +6,8 @@ struct KnownReader: Sendable {
         case libnfc(driver: String)
         /// pcscd drives it through the CCID driver, which names it like this.
         case pcsc(name: String)
+        /// This tool drives it itself over libusb (the Sony RC-S380's Port-100 protocol).
+        case usb
     }
 
     var vendor: UInt16
@@ -26,15 +28,13 @@ struct KnownReader: Sendable {
         return nil
     }
 
+    /// Whether this tool drives it directly over USB.
+    var direct: Bool { routes.contains(.usb) }
+
     var pcscName: String? {
         for r in routes { if case .pcsc(let n) = r { return n } }
         return nil
     }
-}
-
-func hex4(_ v: UInt16) -> String {
-    let s = String(v, radix: 16)
-    return String(repeating: "0", count: 4 - s.count) + s
 }
 
 /// The readers `felica doctor` knows by USB vendor:product id.
@@ -68,13 +68,9 @@ enum KnownReaders {
         KnownReader(vendor: 0x054C, product: 0x0DC8, name: "Sony RC-S300/S", routes: [.pcsc(name: "SONY FeliCa RC-S300/S")]),
         KnownReader(vendor: 0x054C, product: 0x0DC9, name: "Sony RC-S300/P", routes: [.pcsc(name: "SONY FeliCa RC-S300/P")]),
         KnownReader(vendor: 0x054C, product: 0x0D8F, name: "Sony RC-S660/U", routes: [.pcsc(name: "SONY FeliCa RC-S660/U")]),
-        KnownReader(vendor: 0x054C, product: 0x06C1, name: "Sony RC-S380/S", routes: [], kernelDriver: "port100",
-                    unsupportedReason: rcs380),
-        KnownReader(vendor: 0x054C, product: 0x06C3, name: "Sony RC-S380/P", routes: [], kernelDriver: "port100",
-                    unsupportedReason: rcs380),
+        KnownReader(vendor: 0x054C, product: 0x06C1, name: "Sony RC-S380/S", routes: [.usb], kernelDriver: "port100"),
+        KnownReader(vendor: 0x054C, product: 0x06C3, name: "Sony RC-S380/P", routes: [.usb], kernelDriver: "port100"),
     ]
-
-    static let rcs380 = "libnfc has no driver for Sony's Port-100 protocol and the reader is not a CCID device, so pcscd cannot serve it either"
 
     static func match(vendor: UInt16, product: UInt16) -> KnownReader? {
         all.first { $0.vendor == vendor && $0.product == product }

@@ -21,6 +21,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 
 import gi
 
@@ -63,6 +64,7 @@ URB_FORMAT = "<BBxxiI4xQiiiiiIQ"
 URB_SIZE = struct.calcsize(URB_FORMAT)
 PACKET_SIZE = 64
 EMPTY_REAP_HOLD_MS = 2
+DEBUG = bool(os.environ.get("FELICA_RCS380_BRIDGE_DEBUG"))
 
 
 def descriptors(vendor, product):
@@ -84,6 +86,9 @@ class Reader(UMockdev.IoctlBase):
 
     def __init__(self, sim, strings, kernel_driver):
         super().__init__()
+        # umockdev calls the ioctl handler on a thread of its own, while the sim's lines and
+        # the reap timers arrive on the main loop: one lock keeps the two apart.
+        self.lock = threading.RLock()
         self.sim = sim
         self.strings = strings
         self.kernel_driver = kernel_driver
@@ -97,7 +102,8 @@ class Reader(UMockdev.IoctlBase):
     # -- ioctls -------------------------------------------------------------------
     def do_handle_ioctl(self, client):
         try:
-            self.handle(client)
+            with self.lock:
+                self.handle(client)
         except Exception as e:  # an unanswered ioctl would hang the client forever
             print("rcs380-bridge: %r" % (e,), file=sys.stderr)
             client.complete(-1, errno.EIO)
@@ -106,6 +112,8 @@ class Reader(UMockdev.IoctlBase):
     def handle(self, client):
         request = client.get_request() & 0xFFFFFFFF
         arg = client.get_arg()
+        if DEBUG:
+            print("rcs380-bridge: ioctl %08x done=%d held=%d waiting=%d data=%d" % (request, len(self.done), len(self.held), len(self.in_waiting), len(self.in_data)), file=sys.stderr)
         if self.unplugged and request not in (REAPURB, REAPURBNDELAY, DISCARDURB, RELEASEINTERFACE):
             client.complete(-1, errno.ENODEV)
         elif request == GET_CAPABILITIES:
@@ -125,14 +133,14 @@ class Reader(UMockdev.IoctlBase):
         elif request == DISCONNECT_CLAIM:
             # The kernel driver may be detached only when the bridge was told so.
             if self.kernel_driver and not self.allow_detach:
-                client.complete(-1, errno.EPERM)
+                client.complete(-1, errno.EBUSY)
             else:
                 self.kernel_driver = None
                 client.complete(0, 0)
         elif request == IOCTL:
             # USBDEVFS_DISCONNECT / CONNECT through the generic ioctl: detach the kernel driver.
             if self.kernel_driver and not self.allow_detach:
-                client.complete(-1, errno.EPERM)
+                client.complete(-1, errno.EBUSY)
             else:
                 self.kernel_driver = None
                 client.complete(0, 0)
@@ -155,18 +163,20 @@ class Reader(UMockdev.IoctlBase):
         # The buffer is resolved once, here; a reap writes into this same object.
         buffer = urb.resolve(16, length) if length else None
         if kind == URB_TYPE_CONTROL and buffer is not None:
-            self.finish(urb, buffer, 0, self.control(bytes(buffer.retrieve()[:8])), offset=8)
+            self.finish(client, urb, buffer, 0, self.control(bytes(buffer.retrieve()[:8])), offset=8)
         elif kind == URB_TYPE_BULK and endpoint == 0x02:
             data = bytes(buffer.retrieve()) if buffer is not None else b""
-            self.finish(urb, None, 0, None, actual=length)
+            self.finish(client, urb, None, 0, None, actual=length)
             self.out_pending += data
             # A transfer ends with a short packet: one that is not full, or a zero-length one.
             if length % PACKET_SIZE != 0 or flags & URB_ZERO_PACKET or length == 0:
                 frame, self.out_pending = self.out_pending, b""
                 if frame:
+                    if DEBUG:
+                        print("rcs380-bridge: to sim %s" % frame.hex(), file=sys.stderr)
                     self.send_to_sim("W " + frame.hex())
         elif kind == URB_TYPE_BULK and endpoint == 0x81:
-            self.in_waiting.append((urb, buffer, length))
+            self.in_waiting.append((client, urb, buffer, length))
             self.fill()
         else:
             client.complete(-1, errno.EINVAL)
@@ -183,22 +193,25 @@ class Reader(UMockdev.IoctlBase):
                 return string_descriptor(self.strings[i])[:length]
         return b""
 
-    def finish(self, urb, buffer, status, payload, actual=None, offset=0):
-        self.done.append((urb, buffer, status, payload, actual, offset))
+    def finish(self, owner, urb, buffer, status, payload, actual=None, offset=0):
+        self.done.append((owner, urb, buffer, status, payload, actual, offset))
         self.wake()
 
     def fill(self):
         while self.in_waiting and self.in_data:
-            urb, buffer, length = self.in_waiting.pop(0)
+            owner, urb, buffer, length = self.in_waiting.pop(0)
+            if not owner.get_connected():
+                continue  # left behind by a process that has ended
             data = self.in_data.pop(0)
             if len(data) > length:
                 self.in_data.insert(0, data[length:])
                 data = data[:length]
-            self.finish(urb, buffer, 0, data)
+            self.finish(owner, urb, buffer, 0, data)
 
     def reap(self, client, arg, nonblocking):
-        if self.done:
-            urb, buffer, status, payload, actual, offset = self.done.pop(0)
+        mine = [i for i, d in enumerate(self.done) if d[0] is client]
+        if mine:
+            _owner, urb, buffer, status, payload, actual, offset = self.done.pop(mine[0])
             if payload is not None:
                 if payload and buffer is not None:
                     buffer.update(offset, payload)
@@ -212,33 +225,43 @@ class Reader(UMockdev.IoctlBase):
         else:
             # Nothing finished: the node reads as always ready, so libusb would spin;
             # hold the reap until a transfer finishes or a short while passes.
-            entry = [client, arg, nonblocking, None]
-            entry[3] = GLib.timeout_add(EMPTY_REAP_HOLD_MS, self.expire, entry)
+            entry = {"client": client, "arg": arg, "nonblocking": nonblocking}
+            GLib.timeout_add(EMPTY_REAP_HOLD_MS, self.expire, entry)
             self.held.append(entry)
 
     def expire(self, entry):
-        if entry in self.held:
-            self.held.remove(entry)
-            client, arg, nonblocking, _ = entry
-            if nonblocking:
-                client.complete(-1, errno.EAGAIN)
-            else:
-                self.reap(client, arg, False)
+        # An entry answered early is no longer held; its timer just runs out.
+        with self.lock:
+            if any(e is entry for e in self.held):
+                self.held = [e for e in self.held if e is not entry]
+                self.answer(entry)
         return False
 
+    def answer(self, entry):
+        """Answers a held reap; a client that has gone away cannot take it."""
+        try:
+            if entry["nonblocking"] and not self.unplugged and not any(d[0] is entry["client"] for d in self.done):
+                entry["client"].complete(-1, errno.EAGAIN)
+            else:
+                self.reap(entry["client"], entry["arg"], entry["nonblocking"])
+        except Exception as e:
+            if DEBUG:
+                print("rcs380-bridge: held reap: %r" % (e,), file=sys.stderr)
+
     def wake(self):
-        while self.held and (self.done or self.unplugged):
-            client, arg, nonblocking, source = self.held.pop(0)
-            GLib.source_remove(source)
-            self.reap(client, arg, nonblocking)
+        self.held = [e for e in self.held if e["client"].get_connected()]
+        for entry in list(self.held):
+            if self.unplugged or any(d[0] is entry["client"] for d in self.done):
+                self.held = [e for e in self.held if e is not entry]
+                self.answer(entry)
 
     def discard(self, client, arg):
         raw = bytes(arg.retrieve())
         address = struct.unpack("<Q", raw[:8])[0] if len(raw) >= 8 else None
-        for i, (urb, buffer, _length) in enumerate(self.in_waiting):
-            if urb.client_addr == address:
+        for i, (owner, urb, buffer, _length) in enumerate(self.in_waiting):
+            if owner is client and urb.client_addr == address:
                 del self.in_waiting[i]
-                self.finish(urb, buffer, -errno.ENOENT, b"")
+                self.finish(owner, urb, buffer, -errno.ENOENT, b"")
                 client.complete(0, 0)
                 return
         client.complete(-1, errno.EINVAL)
@@ -251,13 +274,19 @@ class Reader(UMockdev.IoctlBase):
             pass
 
     def from_sim(self, line):
+        with self.lock:
+            self.take(line)
+
+    def take(self, line):
+        if DEBUG:
+            print("rcs380-bridge: from sim %s" % line, file=sys.stderr)
         if line.startswith("R "):
             self.in_data.append(bytes.fromhex(line[2:]))
             self.fill()
         elif line == "U":
             self.unplugged = True
-            for urb, buffer, _length in self.in_waiting:
-                self.finish(urb, buffer, -errno.ENODEV, b"")
+            for owner, urb, buffer, _length in self.in_waiting:
+                self.finish(owner, urb, buffer, -errno.ENODEV, b"")
             self.in_waiting = []
             self.in_data = []
             self.wake()

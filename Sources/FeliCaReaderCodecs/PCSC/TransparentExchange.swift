@@ -195,7 +195,7 @@ public enum TransparentExchange {
 
     /// The card's packet from an exchange reply. `C0` with `64 01` (or no `97` at all) means
     /// the card did not answer and throws `.timeout`; `6A xx` for a data object means the
-    /// reader refused to send the packet (``Reply/isRefusal``) and throws `.unsupported`;
+    /// reader refused to send the packet (``Reply/isRefusal``) and throws `.refused`;
     /// another failing status `.transmission`.
     public static func packet(from response: ResponseAPDU) throws(FeliCaError) -> [UInt8] {
         let reply = try Reply.decode(response)
@@ -203,7 +203,7 @@ public enum TransparentExchange {
             throw FeliCaError(.timeout, "the card did not answer (transparent exchange status \(reply.status))")
         }
         if reply.isRefusal {
-            throw FeliCaError(.unsupported, "the reader refused to send the command to the card (\(reply.status) for data object \(reply.failedObject) of the transparent exchange)")
+            throw FeliCaError(.refused, "the reader refused to send the command to the card (\(reply.status) for data object \(reply.failedObject) of the transparent exchange)")
         }
         guard reply.status.isSuccess && reply.failedObject == 0 else {
             throw FeliCaError(.transmission, "reader reported \(reply.status) for data object \(reply.failedObject) of the transparent exchange")

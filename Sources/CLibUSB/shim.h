@@ -1,0 +1,4 @@
+#ifndef FELICA_CLIBUSB_SHIM_H
+#define FELICA_CLIBUSB_SHIM_H
+#include <libusb.h>
+#endif

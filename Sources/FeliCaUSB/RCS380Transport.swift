@@ -1,0 +1,104 @@
+import FeliCa
+import FeliCaTransportSupport
+import Synchronization
+
+/// A Sony RC-S380 (PaSoRi) driven directly over USB with libusb: the `usb`,
+/// `usb:<vid>:<pid>` and `usb:<bus>:<address>` devices.
+///
+/// Every FeliCa packet, Polling included, goes through the chip's InCommRF with the
+/// exchange's timeout as the chip's own (0.1 ms units); the host waits that long plus a
+/// USB margin, and a reply that does not come in time, or a cancelled task, aborts the
+/// command with a host ACK so the next one starts clean. libusb calls run on a thread of
+/// the transport's own. The kernel's `port100` driver is detached when it holds the reader
+/// (and reattached on close); the RF field is switched off on close.
+public final class RCS380Transport: Transport {
+    public let name: String
+    /// Two bulk transfers at USB full speed, and the chip's own turnaround.
+    public var linkLatency: Duration { .milliseconds(2) }
+    /// The bit rate every exchange uses.
+    public let bitRate: AirTiming.BitRate
+    /// The model opened, e.g. Sony RC-S380/S.
+    public var model: USBReaders.Model { connection.model }
+    /// Its place on the bus as a device string, `usb:001:004`.
+    public var location: String { "usb:" + USBReaders.decimal3(connection.bus) + ":" + USBReaders.decimal3(connection.address) }
+
+    private let thread: DeviceThread
+    private let connection: RCS380Connection
+    private let closed = Mutex(false)
+    /// Set when a libusb call overran every limit: the device thread may still be inside it.
+    private let broken = Mutex<FeliCaError?>(nil)
+
+    private init(name: String, thread: DeviceThread, connection: RCS380Connection, bitRate: AirTiming.BitRate) {
+        self.name = name
+        self.thread = thread
+        self.connection = connection
+        self.bitRate = bitRate
+    }
+
+    /// Opens the reader `selector` names and sets it up for FeliCa at `bitRate`; `name` is
+    /// the device string it was given.
+    public static func open(_ selector: USBReaderSelector, name: String, bitRate: AirTiming.BitRate = .kbps212) async throws(FeliCaError) -> RCS380Transport {
+        let thread = DeviceThread(name: "felica.usb")
+        do throws(FeliCaError) {
+            let connection = try await thread.run { () throws(FeliCaError) -> RCS380Connection in
+                try RCS380Connection.open(selector, bitRate: bitRate)
+            }
+            return RCS380Transport(name: name, thread: thread, connection: connection, bitRate: bitRate)
+        } catch {
+            thread.stop()
+            throw error
+        }
+    }
+
+    public func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
+        guard !closed.withLock({ $0 }) else {
+            throw FeliCaError(.readerGone, "\(name): the device is closed")
+        }
+        if Task.isCancelled { throw FeliCaError(.cancelled, "\(name): cancelled") }
+        let connection = connection
+        connection.cancelled.store(false, ordering: .relaxed)
+        // A libusb call that never returns (a wedged bus) must not hang the command: past the
+        // exchange's own limits the transport gives up and counts the reader as broken.
+        let limit = timeout + RCS380Connection.hostMargin * 2 + .seconds(2)
+        let stuck = FeliCaError(.readerGone, "\(name): the reader stopped responding to USB transfers; unplug it, plug it back in and run the command again")
+        if let broken = broken.withLock({ $0 }) { throw broken }
+        let result = await withTaskCancellationHandler { () async -> Result<[UInt8], FeliCaError> in
+            do throws(FeliCaError) {
+                return .success(try await thread.run(limit: limit, onExpiry: stuck) { () throws(FeliCaError) -> [UInt8] in
+                    try connection.exchange(packet, timeout: timeout)
+                })
+            } catch {
+                if error.reason == stuck.reason { broken.withLock { $0 = stuck } }
+                return .failure(error)
+            }
+        } onCancel: {
+            connection.cancelled.store(true, ordering: .relaxed)
+        }
+        return try result.get()
+    }
+
+    public func close() async {
+        let first = closed.withLock { c -> Bool in
+            defer { c = true }
+            return !c
+        }
+        guard first else { return }
+        // A thread stuck inside libusb would never run the close: leave it to process exit.
+        guard broken.withLock({ $0 }) == nil else { return }
+        let connection = connection
+        await thread.run { connection.close() }
+        thread.stop()
+    }
+
+    deinit {
+        // Backstop for a transport dropped without close(): the thread still owns the handle.
+        if !closed.withLock({ $0 }) {
+            let connection = connection
+            let thread = thread
+            Task.detached {
+                await thread.run { connection.close() }
+                thread.stop()
+            }
+        }
+    }
+}

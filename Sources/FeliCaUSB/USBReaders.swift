@@ -1,0 +1,84 @@
+import FeliCa
+import FeliCaTransportSupport
+
+/// The USB readers this module drives, and finding them on the bus.
+public enum USBReaders {
+    /// A reader model by its USB identity.
+    public struct Model: Hashable, Sendable {
+        public var vendor: UInt16
+        public var product: UInt16
+        public var name: String
+    }
+
+    /// Sony's RC-S380 (Port-100 chip): the /S (06c1) and /P (06c3) variants.
+    public static let supported: [Model] = [
+        Model(vendor: 0x054C, product: 0x06C1, name: "Sony RC-S380/S"),
+        Model(vendor: 0x054C, product: 0x06C3, name: "Sony RC-S380/P"),
+    ]
+
+    /// The model with this identity, if supported.
+    public static func model(vendor: UInt16, product: UInt16) -> Model? {
+        supported.first { $0.vendor == vendor && $0.product == product }
+    }
+
+    /// One supported reader on the bus.
+    public struct Found: Hashable, Sendable {
+        public var model: Model
+        public var bus: Int
+        public var address: Int
+        /// Why it cannot be used right now (no permission on its node), nil when it can be opened.
+        public var problem: String?
+        /// Whether a kernel driver (`port100`) holds its interface (detached when opened).
+        public var kernelDriverBound: Bool
+
+        /// The device string that names exactly this reader, `usb:<bus>:<address>`.
+        public var device: String { "usb:" + decimal3(bus) + ":" + decimal3(address) }
+        /// The device node, `/dev/bus/usb/001/004`.
+        public var node: String { "/dev/bus/usb/" + decimal3(bus) + "/" + decimal3(address) }
+    }
+
+    /// The supported readers on the bus, each opened briefly to learn whether it can be used.
+    /// Empty when libusb cannot start (no USB in this machine or container).
+    public static func list() async -> [Found] {
+        let thread = DeviceThread(name: "felica.usb.list")
+        defer { thread.stop() }
+        return await thread.run { () -> [Found] in
+            guard case .success(let context) = LibUSB.makeContext() else { return [] }
+            defer { LibUSB.exit(context) }
+            guard case .success(let devices) = LibUSB.devices(context) else { return [] }
+            defer { devices.forEach { LibUSB.unref($0.device) } }
+            return devices.compactMap { d -> Found? in
+                guard let model = model(vendor: d.vendor, product: d.product) else { return nil }
+                var found = Found(model: model, bus: d.bus, address: d.address, problem: nil, kernelDriverBound: false)
+                switch LibUSB.open(d.device) {
+                case .success(let handle):
+                    found.kernelDriverBound = LibUSB.kernelDriverActive(handle, interface: 0) == 1
+                    LibUSB.close(handle)
+                case .failure(let status):
+                    found.problem = RCS380Connection.openError(status, node: found.node, model: model).reason
+                }
+                return found
+            }
+        }
+    }
+
+    static func decimal3(_ n: Int) -> String {
+        let s = String(n)
+        return String(repeating: "0", count: max(0, 3 - s.count)) + s
+    }
+
+    static func hex4(_ n: UInt16) -> String {
+        let s = String(n, radix: 16)
+        return String(repeating: "0", count: max(0, 4 - s.count)) + s
+    }
+
+    /// The udev rule that gives the logged-in user access to the supported readers.
+    public static let udevRule = """
+        SUBSYSTEM=="usb", ATTRS{idVendor}=="054c", ATTRS{idProduct}=="06c1", TAG+="uaccess"
+        SUBSYSTEM=="usb", ATTRS{idVendor}=="054c", ATTRS{idProduct}=="06c3", TAG+="uaccess"
+        """
+    /// Where the rule goes.
+    public static let udevRulePath = "/etc/udev/rules.d/60-felica-rcs380.rules"
+    /// How to keep the kernel's `port100` NFC driver off the reader.
+    public static let port100Fix = "unload it with `sudo modprobe -r port100`, and keep it from coming back with `echo 'blacklist port100' | sudo tee /etc/modprobe.d/felica-port100.conf`"
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The Sony RC-S380 driver end to end through the real libusb: `felica-sim rcs380` puts an
+# emulated reader on a umockdev USB bus, and for every built-in card `felica poll`, `dump`,
+# `read`, `balance` and `history --device usb` must print exactly what `--device
+# virtual:<card>` prints. `felica devices` and `felica doctor` must find the reader, and
+# each fault (no card, card removed, corrupt frame, late reply, unplugged reader, a kernel
+# driver that will not let go) must end in a clear error within a bounded time, after which
+# the next command works.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+bin="${FELICA_BIN:-$(swift build --show-bin-path)}"
+felica="$bin/felica"
+sim="$bin/felica-sim"
+export LIBNFC_AUTO_SCAN=false
+export LIBNFC_LOG_LEVEL=0
+unset LIBNFC_DEVICE FELICA_DEVICE
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+failures=0
+pass() { echo "ok   $*" >&2; }
+fail() { echo "FAIL $*" >&2; failures=$((failures + 1)); }
+
+# One command line per comparison; READ is replaced by the card's first readable service.
+commands=("poll" "poll --json" "dump" "dump --json" "read READ" "balance" "balance --json" "history" "history --json")
+declare -A service=([suica]="--service 008b" [edy]="--system fe00 --service 110b" [nanaco]="--system fe00 --service 558b"
+                    [waon]="--system fe00 --service 680b" [wallet]="--service 008b")
+
+for card in suica edy nanaco waon wallet; do
+  # Every command for this card runs under one emulated reader (one bridge start-up).
+  script="$tmp/$card.sh"
+  : >"$script"
+  for i in "${!commands[@]}"; do
+    args="${commands[$i]/READ/${service[$card]}}"
+    echo "timeout 30 \"$felica\" $args --device usb >\"$tmp/$card.$i.usb\" 2>\"$tmp/$card.$i.usb.err\"; echo \$? >\"$tmp/$card.$i.usb.rc\"" >>"$script"
+  done
+  timeout 120 "$sim" rcs380 --card "$card" -- bash "$script" 2>"$tmp/$card.sim.err"
+  for i in "${!commands[@]}"; do
+    args="${commands[$i]/READ/${service[$card]}}"
+    # shellcheck disable=SC2086
+    "$felica" $args --device "virtual:$card" >"$tmp/v.out" 2>/dev/null; vs=$?
+    us=$(cat "$tmp/$card.$i.usb.rc" 2>/dev/null || echo "not run")
+    if [[ "$vs" != 0 || "$us" != 0 ]]; then
+      fail "$card $args: exit virtual $vs, usb $us"; cat "$tmp/$card.$i.usb.err" "$tmp/$card.sim.err" 2>/dev/null | head -5 >&2
+    elif ! cmp -s "$tmp/v.out" "$tmp/$card.$i.usb"; then
+      fail "$card $args: output differs"; diff "$tmp/v.out" "$tmp/$card.$i.usb" | head -20 >&2
+    else
+      pass "$card $args --device usb: output equals virtual output"
+    fi
+  done
+done
+
+# felica devices, FELICA_DEVICE and the default device find the emulated reader.
+out="$(timeout 60 "$sim" rcs380 --card suica -- bash -c "\"$felica\" devices; FELICA_DEVICE=usb:054c:06c1 \"$felica\" poll; \"$felica\" balance" 2>&1)"
+if grep -qE '^usb +Sony RC-S380/S +usb:001:004 +ready' <<<"$out" && grep -q '^IDm ' <<<"$out" && grep -q '¥1,234' <<<"$out"; then
+  pass "devices lists usb:001:004; FELICA_DEVICE=usb:054c:06c1 and the default device reach it"
+else
+  fail "devices / FELICA_DEVICE / default device"; echo "$out" >&2
+fi
+out="$(timeout 60 "$sim" rcs380 --card suica -- "$felica" doctor 2>&1)"
+if grep -q 'driven directly over USB (libusb); --device usb:001:004' <<<"$out" && grep -q '^ok *usb:001:004: a card answered' <<<"$out"; then
+  pass "doctor finds the reader and polls the card through it"
+else
+  fail "doctor"; echo "$out" >&2
+fi
+
+# Faults: FAULT-OPTIONS | first command | what its error must say (regex, empty: it must
+# succeed) | what the second command (same reader, same card) must print.
+check_fault() {
+  local name="$1" options="$2" first="$3" expect="$4" second="$5"
+  local start end
+  start=$(date +%s%N)
+  # shellcheck disable=SC2086
+  timeout 60 "$sim" rcs380 $options -- bash -c "timeout 30 \"$felica\" $first --device usb >\"$tmp/f1.out\" 2>\"$tmp/f1.err\"; echo \$? >\"$tmp/f1.rc\"; timeout 30 \"$felica\" $second --device usb >\"$tmp/f2.out\" 2>\"$tmp/f2.err\"; echo \$? >\"$tmp/f2.rc\"" 2>"$tmp/f.sim.err"
+  end=$(date +%s%N)
+  local rc1 rc2 ms=$(((end - start) / 1000000))
+  rc1=$(cat "$tmp/f1.rc" 2>/dev/null || echo none); rc2=$(cat "$tmp/f2.rc" 2>/dev/null || echo none)
+  if [[ -n "$expect" ]] && { [[ "$rc1" == 0 || "$rc1" == none || "$rc1" == 124 ]] || ! grep -qE "$expect" "$tmp/f1.err"; }; then
+    fail "$name: first command exit $rc1, expected an error matching /$expect/"; cat "$tmp/f1.err" "$tmp/f.sim.err" >&2
+  elif [[ -z "$expect" && "$rc1" != 0 ]]; then
+    fail "$name: first command exit $rc1, expected it to recover"; cat "$tmp/f1.err" >&2
+  elif [[ "$second" != "-" && ( "$rc2" != 0 ) ]]; then
+    fail "$name: the next command failed (exit $rc2)"; cat "$tmp/f2.err" >&2
+  elif ((ms > 20000)); then
+    fail "$name: took $ms ms (hang guard 20 s)"
+  else
+    pass "$name: $( [[ -n "$expect" ]] && head -c 160 "$tmp/f1.err" | tr '\n' ' ' || echo recovered); next command ok"
+  fi
+}
+check_fault "no card" "--no-card" "poll" "no card answered Polling" "-"
+check_fault "card removed mid-read" "--card suica --remove-after 2" "history" "the card left the reader" "-"
+check_fault "corrupt frame" "--card suica --fault corrupt@2" "balance" "" "balance"
+check_fault "late reply" "--card suica --fault late@2:3000" "balance" "" "balance"
+check_fault "unplugged mid-command" "--card suica --fault unplug@2" "balance" "was unplugged \(LIBUSB_ERROR_NO_DEVICE\)" "-"
+check_fault "port100 holds the reader" "--card suica --kernel-driver held" "poll" "held by the kernel's port100 NFC driver.*modprobe -r port100" "-"
+check_fault "port100 detached automatically" "--card suica --kernel-driver detachable" "poll" "" "balance"
+# After a fault in one process, the next process on the same reader works.
+for f in "--fault corrupt@2" "--fault late@2:3000" "--remove-after 3"; do
+  # shellcheck disable=SC2086
+  out="$(timeout 60 "$sim" rcs380 --card suica $f -- bash -c "timeout 30 \"$felica\" history --device usb >/dev/null 2>&1; timeout 30 \"$felica\" poll --device usb" 2>&1)"
+  if [[ "$f" == "--remove-after 3" ]]; then want="no card answered Polling"; else want="^IDm "; fi
+  if grep -qE "$want" <<<"$out"; then pass "after $f, the next process gets: $want"; else fail "after $f: $out"; fi
+done
+
+if ((failures > 0)); then
+  echo "$failures USB check(s) failed" >&2
+  exit 1
+fi
