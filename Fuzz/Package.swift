@@ -36,6 +36,10 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaReaderCodecs", package: "felica"), .product(name: "FeliCaSimulation", package: "felica")],
             swiftSettings: strict),
         .executableTarget(
+            name: "FuzzPort100",
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaReaderCodecs", package: "felica"), .product(name: "FeliCaSimulation", package: "felica")],
+            swiftSettings: strict),
+        .executableTarget(
             name: "FuzzPCSC",
             dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaReaderCodecs", package: "felica"), .product(name: "FeliCaSimulation", package: "felica"),
                            .product(name: "FeliCaPCSC", package: "felica")],

@@ -18,6 +18,13 @@ public enum Hex {
 
     private static func upper(_ c: UInt8) -> UInt8 { c >= 0x61 ? c - 0x20 : c }
 
+    /// A non-negative number in hex, zero-padded to `count` digits (more when it needs
+    /// them): `digits(0x54c, count: 4)` is `054c`. The one place numbers become hex text.
+    public static func digits(_ value: some BinaryInteger, count: Int, uppercase: Bool = false) -> String {
+        let text = String(value, radix: 16, uppercase: uppercase)
+        return String(repeating: "0", count: max(0, count - text.count)) + text
+    }
+
     /// Parses hex digits (either case; spaces, `:` and `-` between bytes are ignored).
     /// Returns nil with no partial result when a character is not hex or a digit is left over.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
@@ -47,4 +54,4 @@ func hexByte(_ b: UInt8) -> String { "0x" + Hex.encode([b], uppercase: true) }
 
 /// Four uppercase hex digits, for codes in messages.
 @inline(__always)
-func hex16(_ v: UInt16) -> String { Hex.encode([UInt8(v >> 8), UInt8(v & 0xFF)], uppercase: true) }
+func hex16(_ v: UInt16) -> String { Hex.digits(v, count: 4, uppercase: true) }

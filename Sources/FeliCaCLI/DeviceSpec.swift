@@ -36,7 +36,7 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
 
     /// The card behind a `virtual:` device.
     public enum VirtualCardSource: Hashable, Sendable {
-        /// A built-in sample card (``SampleCards/names``).
+        /// A built-in sample card (`SampleCards.names`).
         case builtIn(String)
         /// A card image file (`felica-card/1`).
         case image(path: String)
@@ -154,7 +154,7 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
         case .usb(let selector):
             switch selector {
             case .first: text = "usb"
-            case .id(let vendor, let product): text = "usb:" + Self.hex4(vendor) + ":" + Self.hex4(product)
+            case .id(let vendor, let product): text = "usb:" + hex4(vendor) + ":" + hex4(product)
             case .path(let bus, let address): text = "usb:" + Self.decimal3(bus) + ":" + Self.decimal3(address)
             }
         case .virtual(let card, let timing):
@@ -227,14 +227,8 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
         return d
     }
 
-    static func hex4(_ v: UInt16) -> String {
-        let digits = String(v, radix: 16)
-        return String(repeating: "0", count: 4 - digits.count) + digits
-    }
-
     static func decimal3(_ v: Int) -> String {
-        let digits = String(v)
-        return String(repeating: "0", count: max(0, 3 - digits.count)) + digits
+        TextLayout.padLeft(String(v), 3, with: "0")
     }
 
     /// `3`, `0.5`: seconds as a `?wait=` value.

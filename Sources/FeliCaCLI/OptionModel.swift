@@ -65,7 +65,7 @@ public struct OptionSpec: Sendable {
 }
 
 /// A value option with the conversion that turns its text into a typed value; a command
-/// declares it once and reads it with ``ParsedArguments/value(_:)`` before it runs.
+/// declares it once and reads it with `ParsedArguments.value(_:)` before it runs.
 public struct Option<Value: Sendable>: Sendable {
     public let spec: OptionSpec
     let convert: @Sendable (String) throws(UsageError) -> Value

@@ -45,8 +45,6 @@ enum PurseOutput {
         return sign + "¥" + digits
     }
 
-    static func padRight(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }
-    static func padLeft(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
 
     /// Report-level notes (systems holding no known layout) explain an empty result, so
     /// they go to stderr only when no purse was found; otherwise they would repeat on every
@@ -79,7 +77,7 @@ enum PurseOutput {
     }
 
     static func headline(_ p: Purse) -> String {
-        var line = padRight(p.profile.displayName, 11) + padLeft(p.balance.map { yen($0) } ?? "unreadable", 10)
+        var line = TextLayout.padRight(p.profile.displayName, 11) + TextLayout.padLeft(p.balance.map { yen($0) } ?? "unreadable", 10)
         if let n = p.number { line += "  no. \(n)" }
         if let pts = p.points { line += "  \(pts) point\(pts == 1 ? "" : "s")" }
         return line
@@ -107,14 +105,14 @@ enum PurseOutput {
             }
             let seconds = p.profile == .edy
             let dateWidth = seconds ? 19 : 16
-            console.line("  " + padRight("DATE", dateWidth) + "  " + padRight("TYPE", 9) + padLeft("AMOUNT", 9) + padLeft("BALANCE", 10)
-                         + padLeft("SEQ", 7) + "  DETAILS")
+            console.line("  " + TextLayout.padRight("DATE", dateWidth) + "  " + TextLayout.padRight("TYPE", 9) + TextLayout.padLeft("AMOUNT", 9) + TextLayout.padLeft("BALANCE", 10)
+                         + TextLayout.padLeft("SEQ", 7) + "  DETAILS")
             for e in history {
                 switch e {
                 case .transaction(let t):
-                    console.line("  " + padRight(t.date.display(seconds: seconds), dateWidth) + "  " + padRight(t.kind.rawValue, 9)
-                                 + padLeft(yen(t.amount, signed: true), 9) + padLeft(yen(t.balance), 10)
-                                 + padLeft(String(t.sequence), 7) + "  " + details(t))
+                    console.line("  " + TextLayout.padRight(t.date.display(seconds: seconds), dateWidth) + "  " + TextLayout.padRight(t.kind.rawValue, 9)
+                                 + TextLayout.padLeft(yen(t.amount, signed: true), 9) + TextLayout.padLeft(yen(t.balance), 10)
+                                 + TextLayout.padLeft(String(t.sequence), 7) + "  " + details(t))
                 case .malformed(let slot, let error, let raw):
                     console.line("  slot \(slot): not decoded: \(error.reason) [\(Hex.encode(raw))]")
                 }
@@ -142,19 +140,13 @@ enum PurseOutput {
         return s
     }
 
-    static func hexCode(_ v: Int, _ digits: Int) -> String {
-        var s = String(v, radix: 16, uppercase: true)
-        while s.count < digits { s = "0" + s }
-        return "0x" + s
-    }
-
     static func gateLines(_ info: TransitInfo, _ console: Console) {
         if let log = info.gateLog, !log.isEmpty {
             console.line("  gate log:")
             for e in log {
                 switch e {
                 case .event(let g):
-                    console.line("    \(g.date.display(seconds: false))  \(padRight(g.isEntry ? "entry" : "exit", 5))  \(g.station)  gate \(hexCode(g.gate, 4))"
+                    console.line("    \(g.date.display(seconds: false))  \(TextLayout.padRight(g.isEntry ? "entry" : "exit", 5))  \(g.station)  gate 0x\(Hex.digits(g.gate, count: 4, uppercase: true))"
                                  + (g.isEntry ? "" : "  fare \(yen(g.fare))"))
                 case .malformed(let slot, let error, let raw):
                     console.line("    slot \(slot): not decoded: \(error.reason) [\(Hex.encode(raw))]")

@@ -79,8 +79,4 @@ struct BlockWriter {
 }
 
 /// Two hex digits, uppercase, for code numbers in output (`0x16`).
-func hexCode(_ v: Int, digits: Int = 2) -> String {
-    var s = String(v, radix: 16, uppercase: true)
-    while s.count < digits { s = "0" + s }
-    return "0x" + s
-}
+func hexCode(_ v: Int, digits: Int = 2) -> String { "0x" + Hex.digits(v, count: digits, uppercase: true) }

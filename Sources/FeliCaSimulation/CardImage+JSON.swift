@@ -45,6 +45,9 @@ extension CardImage {
         if let pmm { o.append("pmm", .string(pmm.hex)) }
         if let maxBlocksPerRead { o.append("maxBlocksPerRead", .int(maxBlocksPerRead)) }
         o.append("systems", .array(systems.map { $0.json() }))
+        if !ignores.isEmpty {
+            o.append("ignores", .array(ignores.sorted { $0.rawValue < $1.rawValue }.map { .string($0.name) }))
+        }
         for m in extra where o[m.key] == nil { o.append(m.key, m.value) }
         return .object(o)
     }
@@ -162,8 +165,18 @@ private struct ImageParser {
             if let idm = sys.idm, !seenIDm.insert(idm).inserted { throw fail("\(path).idm", "duplicate IDm \(idm)") }
             systems.append(sys)
         }
-        return CardImage(pmm: pmm, maxBlocksPerRead: maxBlocks, systems: systems,
-                         extra: rest(o, known: ["format", "pmm", "maxBlocksPerRead", "systems"]))
+        var ignores: Set<CommandCode> = []
+        if let iv = o["ignores"] {
+            guard let names = iv.arrayValue else { throw fail("$.ignores", "expected an array of command names, found \(iv.typeName)") }
+            for (i, n) in names.enumerated() {
+                guard let name = n.stringValue, let code = CommandCode(name: name) else {
+                    throw fail("$.ignores[\(i)]", "expected a command name (\(CommandCode.names)), found \(n.serialized())")
+                }
+                ignores.insert(code)
+            }
+        }
+        return CardImage(pmm: pmm, maxBlocksPerRead: maxBlocks, systems: systems, ignores: ignores,
+                         extra: rest(o, known: ["format", "pmm", "maxBlocksPerRead", "systems", "ignores"]))
     }
 
     mutating func system(_ v: JSONValue, _ path: String) throws(FeliCaError) -> CardImage.System {

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaCards
 import FeliCaJSON
 
 extension CardImage {
@@ -64,6 +65,9 @@ extension CardImage {
             systems.append(try await readSystem(first.systemCode ?? .wildcard, first, cardPMm: first.pmm, session))
         }
         var image = CardImage(pmm: first.pmm, systems: systems)
+        let notes = systems.flatMap { s in (s.extra["notes"]?.arrayValue ?? []).compactMap(\.stringValue) }
+        for i in image.systems.indices { image.systems[i].extra["notes"] = nil }
+        if !notes.isEmpty { image.extra["notes"] = .array(notes.map { .string($0) }) }
         let limit = await session.cardReadLimit(for: first)
         if limit < (first.pmm.ic.maximumBlocksPerRead ?? ReadWithoutEncryptionCommand.frameBlockLimit) {
             image.maxBlocksPerRead = limit
@@ -71,8 +75,55 @@ extension CardImage {
         return image
     }
 
+    /// Runs an optional command: nil when the card does not answer it (or the reader will
+    /// not forward it) while the card is still there; a card that left is an error.
+    private static func optional<T>(_ session: CardSession, _ target: Target, _ body: () async throws(FeliCaError) -> T) async throws(FeliCaError) -> T? {
+        do {
+            return try await body()
+        } catch where error.code == .timeout || error.code == .refused || error.code == .unsupported {
+            guard try await session.select(target.systemCode ?? .wildcard) != nil else {
+                throw FeliCaError(.cardGone, "the card left the reader during the dump (\(error.reason))")
+            }
+            return nil
+        }
+    }
+
+    /// The services the known purse layouts use, and their key-protected twins: what is
+    /// looked for when the card does not answer Search Service Code.
+    static var knownServices: [ServiceCode] {
+        var out: [ServiceCode] = []
+        for s in PurseLayout.all.flatMap({ $0.services.map(\.service) }) {
+            for c in [s, ServiceCode(s.rawValue & ~1), ServiceCode(s.rawValue & ~3)] where !out.contains(c) { out.append(c) }
+        }
+        return out
+    }
+
+    /// Reads a readable service of unknown size block by block, until the card says the
+    /// block is out of range.
+    private static func readToEnd(_ service: ServiceCode, _ target: Target, _ session: CardSession) async throws(FeliCaError) -> [[UInt8]] {
+        var blocks: [[UInt8]] = []
+        while blocks.count <= 0xFFFF {
+            do {
+                blocks += try await session.read(service: service, blocks: blocks.count..<(blocks.count + 1), from: target)
+            } catch where error.code == .status {
+                break
+            }
+        }
+        return blocks
+    }
+
     private static func readSystem(_ code: SystemCode, _ target: Target, cardPMm: PMm, _ session: CardSession) async throws(FeliCaError) -> System {
-        let nodes = try await session.nodes(of: target)
+        var notes: [String] = []
+        var nodes: [Node]
+        if let found = try await optional(session, target, { () throws(FeliCaError) in try await session.nodes(of: target) }) {
+            nodes = found
+        } else {
+            // Only the services known profiles use can be looked for, by Request Service.
+            let known = knownServices
+            let versions = try await optional(session, target) { () throws(FeliCaError) in try await session.keyVersions(of: known, in: target) }
+            nodes = zip(known, versions ?? known.map { _ in nil }).compactMap { $0.1 == nil ? nil : .service($0.0) }
+            notes.append("system \(code): the card did not answer Search Service Code, so its areas are not listed and only the services known profiles use were looked for")
+        }
         var areas: [Area] = []
         var codes: [ServiceCode] = []
         for n in nodes {
@@ -82,9 +133,18 @@ extension CardImage {
             }
         }
         let versions = codes.isEmpty ? [] : try await session.keyVersions(of: codes, in: target)
-        let sizes = codes.isEmpty ? [] : try await session.blockCounts(of: codes, in: target)
-        let readable = codes.indices.filter { codes[$0].isReadableWithoutKey && sizes[$0] > 0 }
-        let data = try await session.read(readable.map { BlockRequest(service: codes[$0], blocks: 0..<sizes[$0]) }, from: target)
+        let counted = codes.isEmpty ? [] : try await optional(session, target) { () throws(FeliCaError) in try await session.blockCounts(of: codes, in: target) }
+        var data: [[[UInt8]]] = []
+        let readable: [Int]
+        if let sizes = counted {
+            readable = codes.indices.filter { codes[$0].isReadableWithoutKey && sizes[$0] > 0 }
+            data = try await session.read(readable.map { BlockRequest(service: codes[$0], blocks: 0..<sizes[$0]) }, from: target)
+        } else {
+            notes.append("system \(code): the card did not answer Request Block Information, so services were read until their last block and key-protected services have no size")
+            readable = codes.indices.filter { codes[$0].isReadableWithoutKey }
+            for i in readable { data.append(try await readToEnd(codes[i], target, session)) }
+        }
+        let sizes = counted ?? codes.map { _ in 0 }
         var services: [Service] = []
         var next = 0
         for (i, c) in codes.enumerated() {
@@ -97,9 +157,11 @@ extension CardImage {
                 }
                 services.append(Service(code: c, blocks: blocks, keyVersion: kv == 0 ? nil : kv))
             } else {
-                services.append(Service(code: c, keyVersion: kv ?? 0, blockCount: sizes[i]))
+                services.append(Service(code: c, keyVersion: kv ?? 0, blockCount: counted == nil ? nil : sizes[i]))
             }
         }
-        return System(code: code, idm: target.idm, pmm: target.pmm == cardPMm ? nil : target.pmm, areas: areas, services: services)
+        var system = System(code: code, idm: target.idm, pmm: target.pmm == cardPMm ? nil : target.pmm, areas: areas, services: services)
+        if !notes.isEmpty { system.extra["notes"] = .array(notes.map { .string($0) }) }
+        return system
     }
 }

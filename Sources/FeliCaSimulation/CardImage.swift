@@ -13,13 +13,17 @@ public struct CardImage: Hashable, Sendable {
     /// Blocks the card accepts in one read; nil = the IC's known limit, else 15.
     public var maxBlocksPerRead: Int?
     public var systems: [System]
+    /// Commands the card never answers (`"ignores": ["request-block-information"]`), as
+    /// cards lacking an optional command behave: the virtual card stays silent to them.
+    public var ignores: Set<CommandCode> = []
     /// Members this version does not interpret, kept for the round trip.
     public var extra: JSONObject
 
-    public init(pmm: PMm? = nil, maxBlocksPerRead: Int? = nil, systems: [System], extra: JSONObject = [:]) {
+    public init(pmm: PMm? = nil, maxBlocksPerRead: Int? = nil, systems: [System], ignores: Set<CommandCode> = [], extra: JSONObject = [:]) {
         self.pmm = pmm
         self.maxBlocksPerRead = maxBlocksPerRead
         self.systems = systems
+        self.ignores = ignores
         self.extra = extra
     }
 

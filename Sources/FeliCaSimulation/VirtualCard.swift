@@ -93,6 +93,7 @@ public final class VirtualCard: Sendable {
     }
 
     private func answer(_ command: Command, _ image: inout CardImage) -> [UInt8]? {
+        if image.ignores.contains(command.code) { return nil }
         if case .polling(let p) = command {
             guard let i = systems.firstIndex(where: { $0.code.matches(p.systemCode) }) else { return nil }
             let rd: UInt16? = switch p.requestCode {

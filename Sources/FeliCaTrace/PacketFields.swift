@@ -151,7 +151,7 @@ public enum PacketFields {
 
     static func code(_ c: NodeCode) -> JSONValue { .string(c.description) }
     static func code(_ c: SystemCode) -> JSONValue { .string(c.description) }
-    static func hex16(_ v: UInt16) -> String { Hex.encode([UInt8(v >> 8), UInt8(v & 0xFF)], uppercase: true) }
+    static func hex16(_ v: UInt16) -> String { Hex.digits(v, count: 4, uppercase: true) }
 }
 
 extension Trace {

@@ -9,7 +9,7 @@ import Testing
 /// exchange leaves the PN532 working on a command whose reply nobody reads.
 @Suite("a host that dies mid-command", .serialized)
 struct FaultHostTests {
-    /// Regression (found by 60-faults.sh: a dump killed mid-read, then `felica history`):
+    /// Regression (found by 65-faults.sh: a dump killed mid-read, then `felica history`):
     /// the chip's reply to the dead host's last command came out in the middle of the next
     /// host's handshake, and the open failed with "did not answer as a PN532".
     @Test("the next host opens the reader while the chip still answers the dead one")

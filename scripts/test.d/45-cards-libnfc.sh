@@ -3,27 +3,13 @@
 # and `felica history` (text and JSON) over libnfc's pn532_uart driver talking to
 # `felica-sim pn532` must print exactly what `--device virtual:<card>` prints, and
 # `felica watch --count 1` must print the card and exit 0.
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-
-bin="${FELICA_BIN:-$(swift build --show-bin-path)}"
-felica="$bin/felica"
-sim="$bin/felica-sim"
-export LIBNFC_AUTO_SCAN=false
-export LIBNFC_LOG_LEVEL=0
-unset LIBNFC_DEVICE FELICA_DEVICE
-
-tmp="$(mktemp -d)"
+source "$(dirname "$0")/lib.sh"
+stage_workdir
+tmp="$work"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  rm -rf "$tmp"
 }
-trap cleanup EXIT
-
-failures=0
-pass() { echo "ok   $*" >&2; }
-fail() { echo "FAIL $*" >&2; failures=$((failures + 1)); }
 
 for card in suica edy nanaco waon wallet; do
   "$sim" pn532 --link "$tmp/$card" --card "$card" >"$tmp/$card.sim.out" 2>"$tmp/$card.sim.err" &
@@ -58,8 +44,4 @@ for card in suica edy nanaco waon wallet; do
   fi
 done
 
-if ((failures > 0)); then
-  echo "$failures card-profile libnfc check(s) failed" >&2
-  exit 1
-fi
-echo "all card-profile libnfc checks passed" >&2
+stage_end

@@ -6,46 +6,23 @@
 #
 # Like 50-pcsc.sh it runs in a private mount + network namespace, so its pcscd (socket
 # /run/pcscd/pcscd.comm, vpcd port 35963) lives beside any other.
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-
-if [[ -z "${FELICA_DEVICES_NAMESPACE:-}" ]]; then
-  for flags in "-m -n" "-r -m -n"; do
-    # shellcheck disable=SC2086
-    if unshare $flags true 2>/dev/null; then
-      FELICA_DEVICES_NAMESPACE=1 exec unshare $flags bash "$0" "$@"
-    fi
-  done
+source "$(dirname "$0")/lib.sh"
+if ! private_pcscd; then
   echo "60-devices: skipped: needs 'unshare -m -n' for a private pcscd" >&2
   exit 0
 fi
-ip link set lo up
-mkdir -p /run/pcscd 2>/dev/null
-mount -t tmpfs tmpfs /run/pcscd
 
 # The libnfc reader holds a different card from the PC/SC one, so outputs tell them apart.
 other=Tests/FeliCaCLITests/Fixtures/two-system.json
-bin="${FELICA_BIN:-$(swift build --show-bin-path)}"
-felica="$bin/felica"
-sim="$bin/felica-sim"
-export LIBNFC_AUTO_SCAN=false LIBNFC_LOG_LEVEL=0
-unset FELICA_DEVICE PCSCLITE_CSOCK_NAME
-work="$(mktemp -d)"
+unset PCSCLITE_CSOCK_NAME
+stage_workdir
 pids=()
-failures=0
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  wait 2>/dev/null
-  rm -rf "$work"
 }
-trap cleanup EXIT
-fail() { echo "  FAIL: $*" >&2; failures=$((failures + 1)); }
-pass() { echo "  ok: $*" >&2; }
 
-pcscd --foreground >"$work/pcscd.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 500); do [[ -S /run/pcscd/pcscd.comm ]] && break; sleep 0.01; done
-[[ -S /run/pcscd/pcscd.comm ]] || { echo "60-devices: pcscd did not start: $(cat "$work/pcscd.log")" >&2; exit 1; }
+start_pcscd || stage_end
+pids+=("$pcscd_pid")
 
 "$sim" vpcd --card suica 2>"$work/vpcd.log" &
 pids+=($!)
@@ -109,8 +86,4 @@ for line in "ok       libnfc:$connstring: a card answered (IDm " \
 done
 ((rc == 0)) && pass "doctor exits 0" || fail "doctor exit $rc"
 
-if ((failures)); then
-  echo "60-devices: $failures failure(s)" >&2
-  exit 1
-fi
-echo "60-devices: all passed" >&2
+stage_end

@@ -75,7 +75,7 @@ func hostileReader(_ bytes: [UInt8]) {
     let driver = PCSCDialectDriver(dialect: dialect)
     let idm = card.systems[0].idm
     let read = try! ReadWithoutEncryptionCommand(idm: idm, service: 0x090F, blocks: 0..<4).encode()
-    if let polling = try? driver.probe(transmit) {
+    if case .answered(let polling)? = try? driver.probe(transmit) {
         precondition(polling.idm == idm || transmits > 0)
     }
     for packet in [read, RequestSystemCodeCommand(idm: idm).encode()] {

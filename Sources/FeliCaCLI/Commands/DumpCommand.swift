@@ -43,6 +43,10 @@ struct DumpCommand: CLICommand {
         } else {
             console.out(text)
         }
+        // What the card did not answer: the dump is complete without it, and says so.
+        for n in image.extra["notes"]?.arrayValue ?? [] {
+            if let text = n.stringValue { console.diag("note: \(text)") }
+        }
         if let error {
             let systems = image.systems.map(\.code.description).joined(separator: ", ")
             console.diag("Error: \(error.reason)")
@@ -81,7 +85,7 @@ struct DumpCommand: CLICommand {
                             out += indent + "  " + pad(String(b), 4) + hexGroups(data) + "  " + printable(data) + "\n"
                         }
                     } else {
-                        out += "  \(service.blockCount ?? 0) blocks, needs a key\n"
+                        out += service.blockCount.map { "  \($0) blocks, needs a key\n" } ?? "  size unknown, needs a key\n"
                     }
                 } else {
                     out += indent + "Area \(code)-\(ends[code] ?? code)\n"
@@ -92,7 +96,7 @@ struct DumpCommand: CLICommand {
         return out
     }
 
-    static func pad(_ s: String, _ n: Int) -> String { s + String(repeating: " ", count: max(1, n - s.count)) }
+    static let pad = TextLayout.column
 
     static func hexGroups(_ data: [UInt8]) -> String {
         stride(from: 0, to: data.count, by: 4).map { Hex.encode(data[$0..<min($0 + 4, data.count)]) }.joined(separator: " ")

@@ -208,7 +208,7 @@ struct LogShowCommand: CLICommand {
         if records.isEmpty {
             console.line("No records kept\(query.card.map { " for card \($0)" } ?? "") in \(store.path)\(query.from != nil || query.to != nil ? " in that period" : "").")
         } else {
-            let pad = PurseOutput.padRight, left = PurseOutput.padLeft
+            let pad = { TextLayout.padRight($0, $1) }, left = { TextLayout.padLeft($0, $1) }
             console.line(pad("DATE", 16) + "  " + pad("CARD", 16) + "  " + pad("TYPE", 9) + left("AMOUNT", 9) + left("BALANCE", 10) + left("SEQ", 7) + "  DETAILS")
             for r in records {
                 let when = r.date + (r.time.map { " " + $0.prefix(5) } ?? "")

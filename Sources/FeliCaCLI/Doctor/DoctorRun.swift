@@ -128,7 +128,7 @@ struct DoctorRun: Sendable {
         return out
     }
 
-    static func pad(_ s: String, _ n: Int) -> String { s + String(repeating: " ", count: max(1, n - s.count)) }
+    static let pad = TextLayout.column
 
     /// The report as JSON (stable keys: `checks`, `readers`, `ready`).
     func json() -> JSONValue {

@@ -37,11 +37,6 @@ struct KnownReader: Sendable {
     }
 }
 
-func hex4(_ v: UInt16) -> String {
-    let s = String(v, radix: 16)
-    return String(repeating: "0", count: 4 - s.count) + s
-}
-
 /// The readers `felica doctor` knows by USB vendor:product id.
 ///
 /// Sources (checked November 2026):

@@ -8,52 +8,23 @@
 # command, with the card back, must work.
 #
 # Runs in a private mount + network namespace for pcscd (see 50-pcsc.sh).
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-
-if [[ -z "${FELICA_FAULTS_NAMESPACE:-}" ]]; then
-  for flags in "-m -n" "-r -m -n"; do
-    # shellcheck disable=SC2086
-    if unshare $flags true 2>/dev/null; then
-      FELICA_FAULTS_NAMESPACE=1 exec unshare $flags bash "$0" "$@"
-    fi
-  done
-  echo "60-faults: 'unshare -m -n' is not permitted here; the PC/SC part needs a private /run/pcscd" >&2
-  pcsc_possible=0
-else
-  ip link set lo up
-  mkdir -p /run/pcscd 2>/dev/null
-  mount -t tmpfs tmpfs /run/pcscd
+source "$(dirname "$0")/lib.sh"
+if private_pcscd; then
   pcsc_possible=1
+else
+  echo "65-faults: 'unshare -m -n' is not permitted here; the PC/SC part needs a private /run/pcscd" >&2
+  pcsc_possible=0
 fi
+# Hundreds of checks: only failures and notes are printed, unless VERBOSE is set.
+[[ -n "${VERBOSE:-}" ]] || QUIET_PASS=1
 
-bin="${FELICA_BIN:-$(swift build --show-bin-path)}"
-felica="$bin/felica"
-sim="$bin/felica-sim"
-export LIBNFC_AUTO_SCAN=false
-export LIBNFC_LOG_LEVEL=0
-export SWIFT_BACKTRACE=enable=no
-unset LIBNFC_DEVICE FELICA_DEVICE
-
-work="$(mktemp -d)"
+stage_workdir
 emulator_pid=""
 card_pid=""
-pcscd_pid=""
 bg_pid=""
 cleanup() {
   for p in $bg_pid $card_pid $emulator_pid $pcscd_pid; do kill "$p" 2>/dev/null; done
-  wait 2>/dev/null
-  rm -rf "$work"
 }
-trap cleanup EXIT
-
-failures=0
-checks=0
-pass() { checks=$((checks + 1)); [[ -n "${VERBOSE:-}" ]] && echo "  ok: $*" >&2; return 0; }
-fail() { checks=$((checks + 1)); failures=$((failures + 1)); echo "  FAIL: $*" >&2; }
-note() { echo "  $*" >&2; }
-
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # run LIMIT ARGS...: felica ARGS under a time limit; sets rc and elapsed (ms); stdout in
 # $work/out, stderr in $work/err.
@@ -316,21 +287,6 @@ stop_emulator
 # =================================== pcscd + vpcd ======================================
 
 if ((pcsc_possible)); then
-  start_pcscd() {
-    pcscd --foreground >"$work/pcscd.log" 2>&1 &
-    pcscd_pid=$!
-    for _ in $(seq 500); do
-      [[ -S /run/pcscd/pcscd.comm ]] && return 0
-      kill -0 "$pcscd_pid" 2>/dev/null || break
-      sleep 0.01
-    done
-    fail "pcscd did not start: $(cat "$work/pcscd.log")"
-    return 1
-  }
-  stop_pcscd() {
-    [[ -n "$pcscd_pid" ]] && kill "$pcscd_pid" 2>/dev/null && wait "$pcscd_pid" 2>/dev/null
-    pcscd_pid=""
-  }
   start_card() {
     "$sim" vpcd "$@" 2>"$work/card.err" &
     card_pid=$!
@@ -406,8 +362,4 @@ if ((pcsc_possible)); then
   stop_pcscd
 fi
 
-if ((failures > 0)); then
-  echo "60-faults: $failures of $checks checks failed" >&2
-  exit 1
-fi
-echo "60-faults: all $checks checks passed" >&2
+stage_end
