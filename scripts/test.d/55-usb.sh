@@ -6,22 +6,9 @@
 # each fault (no card, card removed, corrupt frame, late reply, unplugged reader, a kernel
 # driver that will not let go) must end in a clear error within a bounded time, after which
 # the next command works.
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-
-bin="${FELICA_BIN:-$(swift build --show-bin-path)}"
-felica="$bin/felica"
-sim="$bin/felica-sim"
-export LIBNFC_AUTO_SCAN=false
-export LIBNFC_LOG_LEVEL=0
-unset LIBNFC_DEVICE FELICA_DEVICE
-
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-
-failures=0
-pass() { echo "ok   $*" >&2; }
-fail() { echo "FAIL $*" >&2; failures=$((failures + 1)); }
+source "$(dirname "$0")/lib.sh"
+stage_workdir
+tmp="$work"
 
 # One command line per comparison; READ is replaced by the card's first readable service.
 commands=("poll" "poll --json" "dump" "dump --json" "read READ" "balance" "balance --json" "history" "history --json")
@@ -104,7 +91,4 @@ for f in "--fault corrupt@2" "--fault late@2:3000" "--remove-after 3"; do
   if grep -qE "$want" <<<"$out"; then pass "after $f, the next process gets: $want"; else fail "after $f: $out"; fi
 done
 
-if ((failures > 0)); then
-  echo "$failures USB check(s) failed" >&2
-  exit 1
-fi
+stage_end
