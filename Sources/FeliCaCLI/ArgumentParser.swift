@@ -102,7 +102,7 @@ struct ArgumentParser {
         }
         guard j == args.count else { throw UsageErrorAt(UsageError("unexpected argument '\(args[j])'"), command, path) }
         // The parser has checked the value against the choices.
-        return .completion(Shell(rawValue: parsed.value(BuiltinOptions.completion.long) ?? "") ?? .bash)
+        return .completion(Shell(rawValue: parsed.values[BuiltinOptions.completion.long]?.last ?? "") ?? .bash)
     }
 
     /// `felica help [<command> ...]`: whose help to show.
@@ -195,7 +195,8 @@ struct ArgumentParser {
             value = args[i]
             i += 1
         }
-        if case .choice(let choices) = spec.kind, !choices.contains(value) {
+        let choices = spec.kind.names
+        if spec.kind.form == .choice, !choices.contains(value) {
             throw UsageError("option '--\(name)': '\(value)' is not one of \(choices.joined(separator: ", "))" + Suggestion.didYouMean(value, choices))
         }
         if !spec.repeatable && out.values[name] != nil {

@@ -48,7 +48,7 @@ struct CommandNode {
 
     /// Whether words after the options are files.
     var takesFiles: Bool {
-        config.arguments.contains { $0.kind == .file || $0.kind == .directory }
+        config.arguments.contains { $0.kind.form == .file || $0.kind.form == .directory }
     }
 }
 
@@ -96,15 +96,6 @@ enum CompletionScript {
         }
     }
 
-    /// Names offered for a value: allowed or suggested words.
-    static func words(_ kind: ValueKind) -> [String] {
-        switch kind {
-        case .choice(let names), .suggested(let names): names
-        case .nameOrFile(let names): names
-        case .text, .file, .directory: []
-        }
-    }
-
     // MARK: - bash
 
     static func bash(_ root: any CLICommand.Type, _ nodes: [CommandNode]) -> String {
@@ -142,12 +133,13 @@ enum CompletionScript {
             """
         for v in values {
             s += "        " + v.patterns.map(bashQuote).joined(separator: "|") + ") "
-            switch v.spec.kind {
+            let names = v.spec.kind.names
+            switch v.spec.kind.form {
             case .file: s += "compopt -o filenames 2>/dev/null; mapfile -t reply < <(compgen -f -- \"$cur\")"
             case .directory: s += "compopt -o filenames 2>/dev/null; mapfile -t reply < <(compgen -d -- \"$cur\")"
-            case .nameOrFile(let names):
+            case .nameOrFile:
                 s += "compopt -o filenames 2>/dev/null; mapfile -t reply < <(compgen -W \(bashQuote(names.joined(separator: " "))) -- \"$cur\"; compgen -f -- \"$cur\")"
-            case .choice(let names), .suggested(let names):
+            case .choice, .suggested:
                 s += "mapfile -t reply < <(compgen -W \(bashQuote(names.joined(separator: " "))) -- \"$cur\")"
             case .text: s += ":"
             }
@@ -222,11 +214,12 @@ enum CompletionScript {
             """
         for v in values {
             s += "        " + v.patterns.map(bashQuote).joined(separator: "|") + ") "
-            switch v.spec.kind {
+            let names = v.spec.kind.names
+            switch v.spec.kind.form {
             case .file: s += "_files"
             case .directory: s += "_files -/"
-            case .nameOrFile(let names): s += "compadd -- \(names.map(bashQuote).joined(separator: " ")); _files"
-            case .choice(let names), .suggested(let names): s += "compadd -- \(names.map(bashQuote).joined(separator: " "))"
+            case .nameOrFile: s += "compadd -- \(names.map(bashQuote).joined(separator: " ")); _files"
+            case .choice, .suggested: s += "compadd -- \(names.map(bashQuote).joined(separator: " "))"
             case .text: s += "_message \(bashQuote(v.spec.valueName ?? "value"))"
             }
             s += "; return ;;\n"
@@ -316,10 +309,11 @@ enum CompletionScript {
                 if let short = o.short { line += " -s \(short)" }
                 if !o.isFlag {
                     line += " -r"
-                    switch o.kind {
+                    let names = o.kind.names
+                    switch o.kind.form {
                     case .file, .directory: line += " -F"
-                    case .nameOrFile(let names): line += " -F -a " + fishQuote(names.joined(separator: " "))
-                    case .choice(let names), .suggested(let names): line += " -f -a " + fishQuote(names.joined(separator: " "))
+                    case .nameOrFile: line += " -F -a " + fishQuote(names.joined(separator: " "))
+                    case .choice, .suggested: line += " -f -a " + fishQuote(names.joined(separator: " "))
                     case .text: line += " -f"
                     }
                 }

@@ -72,7 +72,7 @@ public final class Console: Sendable {
 
 /// ANSI colour on a terminal; none when the stream is not a terminal, when `NO_COLOR` is
 /// set (no-color.org) or when `TERM` is `dumb`.
-public enum Colour: Sendable {
+enum Colour: Sendable {
     case red, yellow, green
 
     var code: String {

@@ -2,27 +2,40 @@ import FeliCa
 
 /// What an option's value may be: the parser checks choices, "did you mean" draws on
 /// the names, and completion scripts and the man page describe it.
-public enum ValueKind: Sendable, Equatable {
-    /// Free text (a number, a code, a list).
-    case text
-    /// A path to a file.
-    case file
-    /// A path to a directory.
-    case directory
-    /// Exactly one of these words.
-    case choice([String])
-    /// One of these built-in names, or a path to a file.
-    case nameOrFile([String])
-    /// Free text; completion offers these common values.
-    case suggested([String])
-
-    /// The built-in names, if any.
-    var names: [String] {
-        switch self {
-        case .choice(let n), .nameOrFile(let n), .suggested(let n): n
-        case .text, .file, .directory: []
-        }
+///
+/// A struct of a plain form and a name list rather than an enum with payloads: a global
+/// option table holding multi-payload enums keeps its arrays behind tagged pointers,
+/// which LeakSanitizer (in the fuzz builds) cannot follow and reports as leaks.
+public struct ValueKind: Sendable, Equatable {
+    /// The kinds of value.
+    public enum Form: Sendable, Equatable {
+        /// Free text (a number, a code, a list).
+        case text
+        /// A path to a file.
+        case file
+        /// A path to a directory.
+        case directory
+        /// Exactly one of ``ValueKind/names``.
+        case choice
+        /// One of ``ValueKind/names``, or a path to a file.
+        case nameOrFile
+        /// Free text; completion offers ``ValueKind/names``.
+        case suggested
     }
+
+    public var form: Form
+    /// The allowed, built-in or suggested words; empty for text and paths.
+    public var names: [String]
+
+    public static let text = ValueKind(form: .text, names: [])
+    public static let file = ValueKind(form: .file, names: [])
+    public static let directory = ValueKind(form: .directory, names: [])
+    /// Exactly one of `names`.
+    public static func choice(_ names: [String]) -> ValueKind { ValueKind(form: .choice, names: names) }
+    /// One of these built-in names, or a path to a file.
+    public static func nameOrFile(_ names: [String]) -> ValueKind { ValueKind(form: .nameOrFile, names: names) }
+    /// Free text; completion offers these common values.
+    public static func suggested(_ names: [String]) -> ValueKind { ValueKind(form: .suggested, names: names) }
 }
 
 /// An option a command accepts: its names, value, help and allowed values. Declared once
@@ -214,22 +227,6 @@ public struct ParsedArguments: Sendable {
     /// A required option's value (the parser has already refused a command line without it).
     public func required<V>(_ option: Option<V>) throws(UsageError) -> V {
         guard let v = try value(option) else { throw UsageError("missing required option '--\(option.spec.long)'") }
-        return v
-    }
-
-    // Text look-ups by name, for commands not yet declaring typed options.
-    public func flag(_ long: String) -> Bool { flags.contains(long) }
-    public func value(_ long: String) -> String? { values[long]?.last }
-    public func all(_ long: String) -> [String] { values[long] ?? [] }
-    public func required(_ long: String) throws(UsageError) -> String {
-        guard let v = value(long) else { throw UsageError("missing required option '--\(long)'") }
-        return v
-    }
-    public func int(_ long: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
-        guard let s = value(long) else { return nil }
-        guard let v = Int(s), range.contains(v) else {
-            throw UsageError("option '--\(long)': \"\(s)\" is not a whole number in \(range.lowerBound)...\(range.upperBound)")
-        }
         return v
     }
 }

@@ -25,6 +25,12 @@ import Testing
         #expect(r.stderr.isEmpty, "\(r.stderr)")
     }
 
+    @Test func verboseShowsDoctorsPollsToo() throws {
+        let r = try run(["-v", "doctor", "--root", fixture("doctor/ready"), "--device", "virtual:suica"])
+        #expect(r.stderr.contains("→  Polling system=FFFF"), "\(r.stderr)")
+        #expect(r.stderr.contains("←  Polling response"), "\(r.stderr)")
+    }
+
     @Test func verboseShowsAFailedExchange() throws {
         let r = try run(["-v", "poll", "--system-code", "1234", "--device", "virtual:suica"])
         #expect(r.stderr.contains("→  Polling system=1234"), "\(r.stderr)")

@@ -4,7 +4,7 @@
 # of its statements leaves a database that passes PRAGMA integrity_check with the whole
 # reading or none of it; two processes saving at once both land; a card pulled away
 # mid-read (real libnfc, PN532 emulator) saves nothing; a gap between two readings is
-# reported. Databases are checked with Python's sqlite3 module.
+# reported; watch --save keeps each tapped card. Databases are checked with Python's sqlite3 module.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -202,6 +202,16 @@ grep -q "21 records between sequence 161 and 183 rolled off" "$tmp/gap.err" \
 echo "plain text" >"$tmp/notadb.txt"; for _ in $(seq 12); do cat "$tmp/notadb.txt" "$tmp/notadb.txt" >"$tmp/x" && mv "$tmp/x" "$tmp/notadb.txt"; done
 out="$("$felica" log show --db "$tmp/notadb.txt" 2>&1)"; st=$?
 [[ $st -eq 1 && "$out" == *"is not a history database"* ]] && pass "a file that is no database is named (exit 1)" || fail "not a database: exit $st: $out"
+
+# ---- watch --save ------------------------------------------------------------------------------
+"$felica" watch --save --count 1 --json --device virtual:suica --db "$tmp/watch.sqlite3" >"$tmp/watch.out" 2>"$tmp/watch.err"
+st=$?
+state="$(db_state "$tmp/watch.sqlite3")"
+[[ $st -eq 0 && "$state" == "ok 9 1" ]] && grep -q '"saved":{"read":9,"added":9,"alreadyKept":0' "$tmp/watch.out" \
+  && pass "watch --save keeps the tapped card's records ($state)" \
+  || fail "watch --save: exit $st, state $state: $(cat "$tmp/watch.out" "$tmp/watch.err")"
+out="$("$felica" watch --db "$tmp/w.sqlite3" --device virtual:suica 2>&1)"; st=$?
+[[ $st -eq 64 && "$out" == *"'--db' needs --save"* ]] && pass "watch --db without --save is a usage error" || fail "watch --db alone: exit $st: $out"
 
 if ((failures)); then echo "70-history: $failures failure(s)" >&2; exit 1; fi
 echo "70-history: ok" >&2

@@ -46,7 +46,7 @@ struct DoctorCommand: CLICommand {
         if !HostFiles(root: "/").exists(root) {
             throw CLIError("--root \(root): no such directory", exitCode: ExitCode.usage)
         }
-        let report = await DoctorRun.run(root: root, devices: devices)
+        let report = await DoctorRun.run(root: root, devices: devices, console: console)
         if json {
             JSONOut.print(report.json(), console)
         } else {

@@ -13,8 +13,8 @@ struct DoctorRun: Sendable {
     var ready: Bool { !polled.isEmpty }
 
     /// Reads the system under `root` and diagnoses it; polls `devices`, or every reader the
-    /// stacks list when none are given.
-    static func run(root: String, devices: [DeviceSpec]) async -> DoctorRun {
+    /// stacks list when none are given. With `console` verbose, the polls' frames go to stderr.
+    static func run(root: String, devices: [DeviceSpec], console: Console = Console()) async -> DoctorRun {
         let host = HostSnapshot.read(HostFiles(root: root))
         var targets = devices
         var environmentProblem: DoctorCheck?
@@ -41,7 +41,7 @@ struct DoctorRun: Sendable {
                 fix: "fix the problems above, then check with `felica devices`; to try the tool without hardware: felica balance --device virtual:suica"))
         }
         for device in targets {
-            let check = await poll(device)
+            let check = await poll(device, console: console)
             if check.verdict == .ok { run.polled.append(device) }
             run.polls.append(check)
         }
@@ -49,10 +49,10 @@ struct DoctorRun: Sendable {
     }
 
     /// One wildcard Polling on `device`: a card, no card (the reader works) or an error.
-    static func poll(_ device: DeviceSpec) async -> DoctorCheck {
+    static func poll(_ device: DeviceSpec, console: Console = Console()) async -> DoctorCheck {
         let transport: any Transport
         do {
-            transport = try await DeviceResolver.open(Self.withoutCardWait(device))
+            transport = TraceHook.watch(try await DeviceResolver.open(Self.withoutCardWait(device)), console: console)
         } catch let error as FeliCaError where error.code == .noCard {
             // PC/SC connects to the card when it opens: an empty reader answers "no card".
             return DoctorCheck(check: "poll", verdict: .ok, summary: "\(device): works, no card on it (place a card to read one)")
