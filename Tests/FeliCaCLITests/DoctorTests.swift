@@ -430,10 +430,11 @@ final class EmulatedPN532 {
     let connectionString: String
 
     init(_ arguments: [String]) throws {
-        sim = try BackgroundProcess(felica: ["pn532"] + arguments, executable: "felica-sim")
+        let process = try BackgroundProcess(felica: ["pn532"] + arguments, executable: "felica-sim")
         // The emulator prints its connection string as its first line once it is ready.
-        sim.until(30) { sim.stdout.contains("\n") || !sim.isRunning }
-        connectionString = sim.stdout.split(separator: "\n").first.map(String.init) ?? ""
+        process.until(30) { process.stdout.contains("\n") || !process.isRunning }
+        sim = process
+        connectionString = process.stdout.split(separator: "\n").first.map(String.init) ?? ""
     }
 }
 

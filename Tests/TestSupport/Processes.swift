@@ -85,10 +85,10 @@ public func runFelica(_ arguments: [String], executable: String = "felica", envi
 /// A program running in the background, its output collected as it comes; killed when the
 /// value goes away if it is still running.
 public final class BackgroundProcess: Sendable {
-    /// The running process. Set up before it starts and not changed afterwards.
-    public nonisolated(unsafe) let process: Process
-    private let out = Mutex(Data())
-    private let err = Mutex(Data())
+    /// The running process.
+    public let process: Process
+    private let out = Collected()
+    private let err = Collected()
     private let outPipe = Pipe(), errPipe = Pipe()
 
     /// Starts a built executable (`felica` unless named).
@@ -104,14 +104,8 @@ public final class BackgroundProcess: Sendable {
         process.environment = Executables.environment(environment)
         process.standardOutput = outPipe
         process.standardError = errPipe
-        outPipe.fileHandleForReading.readabilityHandler = { [out] h in
-            let d = h.availableData
-            out.withLock { $0.append(d) }
-        }
-        errPipe.fileHandleForReading.readabilityHandler = { [err] h in
-            let d = h.availableData
-            err.withLock { $0.append(d) }
-        }
+        outPipe.fileHandleForReading.readabilityHandler = { [out] h in out.append(h.availableData) }
+        errPipe.fileHandleForReading.readabilityHandler = { [err] h in err.append(h.availableData) }
         try process.run()
     }
 
@@ -125,9 +119,9 @@ public final class BackgroundProcess: Sendable {
     }
 
     /// What the program has written to stdout so far.
-    public var stdout: String { String(decoding: out.withLock { $0 }, as: UTF8.self) }
+    public var stdout: String { out.text }
     /// What the program has written to stderr so far.
-    public var stderr: String { String(decoding: err.withLock { $0 }, as: UTF8.self) }
+    public var stderr: String { err.text }
     /// Whether it is still running.
     public var isRunning: Bool { process.isRunning }
 
@@ -156,10 +150,17 @@ public final class BackgroundProcess: Sendable {
         // Whatever arrived after the last callback.
         let restOut = outPipe.fileHandleForReading.readDataToEndOfFile()
         let restErr = errPipe.fileHandleForReading.readDataToEndOfFile()
-        out.withLock { $0.append(restOut) }
-        err.withLock { $0.append(restErr) }
+        out.append(restOut)
+        err.append(restErr)
         return (RunResult(stdout: stdout, stderr: stderr, status: process.terminationStatus), !ended)
     }
+}
+
+/// Bytes a pipe's reading thread appends while a test reads them.
+private final class Collected: Sendable {
+    private let data = Mutex(Data())
+    func append(_ d: Data) { data.withLock { $0.append(d) } }
+    var text: String { String(decoding: data.withLock { $0 }, as: UTF8.self) }
 }
 
 /// A scratch directory of its own for one test; remove it with `removeScratch`.
