@@ -78,12 +78,12 @@ func nfcpyBenchmarks() async {
 }
 
 /// `12.3 ms (median of 9, p90 14.0, min 11.8)`.
-private func summary(_ values: [Double]) -> String {
+func summary(_ values: [Double]) -> String {
     let s = values.sorted()
     return fixed(median(s), 1) + " ms  (median of \(s.count), p90 " + fixed(s[min(s.count - 1, s.count * 9 / 10)], 1) + ", min " + fixed(s[0], 1) + ")"
 }
 
-private func median(_ values: [Double]) -> Double {
+func median(_ values: [Double]) -> Double {
     let s = values.sorted()
     return s.isEmpty ? .nan : s[s.count / 2]
 }
@@ -96,7 +96,7 @@ private func elapsedValues(_ output: String) -> [Double] {
     }
 }
 
-private struct ProcessRun {
+struct ProcessRun {
     var status: Int32
     var stdout: String
     var stderr: String
@@ -104,7 +104,7 @@ private struct ProcessRun {
 }
 
 /// Runs a process to its end, timing it from launch to exit.
-private func runProcess(_ path: String, _ arguments: [String], _ environment: [String: String] = [:]) -> ProcessRun {
+func runProcess(_ path: String, _ arguments: [String], _ environment: [String: String] = [:]) -> ProcessRun {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: path)
     p.arguments = arguments

@@ -1,9 +1,10 @@
 // Benchmarks print figures; run with `swift run -c release Benchmarks [section ...]`.
-// Sections: codec, session, libnfc, nfcpy, order, pcsc, cards, memory, history.
+// Sections: codec, session, libnfc, usb, nfcpy, order, pcsc, cards, memory, history.
 print("# felica benchmarks (release build expected; debug figures are meaningless)")
 codecBenchmarks()
 await sessionBenchmarks()
 await libnfcBenchmarks()
+await usbBenchmarks()
 await nfcpyBenchmarks()
 await orderBenchmarks()
 await pcscBenchmarks()

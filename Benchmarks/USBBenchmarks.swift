@@ -1,0 +1,67 @@
+import FeliCa
+import FeliCaCLI
+import Foundation
+
+/// Through the RC-S380 driver and the real libusb, against the emulated RC-S380 with rf
+/// timing (`felica-sim rcs380 --timing rf`): `felica balance --device usb` as a whole
+/// process, and the exchanges the ordering work cares about — a Polling the card answers,
+/// a Polling of a system the card lacks (the per-code delay of `felica bench order`), and
+/// wildcard Polling plus Request System Code. The libnfc section prints the same figures
+/// through libnfc and the PN532 emulator, for comparison.
+///
+/// The emulated reader exists only for a process started under umockdev, so this section
+/// runs itself again under `felica-sim rcs380` (needs the release `felica` and `felica-sim`
+/// next to this executable: `swift build -c release`).
+func usbBenchmarks() async {
+    let inner = ProcessInfo.processInfo.environment["FELICA_BENCH_UNDER_RCS380"] == "1"
+    guard inner || section("usb") else { return }
+    let bin = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let felica = bin.appendingPathComponent("felica").path
+    let sim = bin.appendingPathComponent("felica-sim").path
+    guard inner else {
+        for tool in [felica, sim] where !FileManager.default.isExecutableFile(atPath: tool) {
+            print("no \(tool) next to this executable: run `swift build -c release` first; skipped")
+            return
+        }
+        // Same executable, under the emulated reader; it prints its own figures.
+        let run = runProcess(sim, ["rcs380", "--card", "suica", "--timing", "rf", "--", CommandLine.arguments[0], "usb"],
+                             ["FELICA_BENCH_UNDER_RCS380": "1"])
+        print(run.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.hasPrefix("## ") }.joined(separator: "\n"))
+        if run.status != 0 { print("the emulated RC-S380 run failed (exit \(run.status)): \(run.stderr.trimmingCharacters(in: .newlines))") }
+        return
+    }
+    let runs = Int(ProcessInfo.processInfo.environment["FELICA_BENCH_RUNS"] ?? "") ?? 9
+    var whole: [Double] = []
+    for _ in 0..<runs {
+        let r = runProcess(felica, ["balance", "--device", "usb"])
+        guard r.status == 0, r.stdout.contains("¥1,234") else { print("felica balance --device usb failed: \(r.stderr)"); return }
+        whole.append(r.ms)
+    }
+    print(pad("felica balance --device usb, RC-S380 emulator, rf timing, whole process", 62) + summary(whole))
+
+    guard let transport = try? await DeviceResolver.open(DeviceSpec(.usb(.first))) else {
+        print("cannot open the emulated RC-S380: skipped")
+        return
+    }
+    let session = CardSession(transport: transport)
+    guard let target = try? await session.detect() else {
+        print("no card on the emulated RC-S380: skipped")
+        await transport.close()
+        return
+    }
+    await measureAsync("  Polling 0003 (card answers), rf timing", runs: 15) {
+        _ = try! await session.poll(systemCode: .transit)
+    }
+    await measureAsync("  failing Polling (system 1234, card lacks it), rf timing", runs: 15) {
+        let r = try! await session.poll(systemCode: SystemCode(0x1234))
+        precondition(r == nil)
+    }
+    await measureAsync("  wildcard Polling + Request System Code, rf timing", runs: 15) {
+        let t = try! await session.detect()
+        _ = try! await session.systemCodes(of: t)
+    }
+    await measureAsync("  read 10 blocks of 090F, rf timing", runs: 15) {
+        _ = try! await session.read(service: 0x090F, blocks: 0..<10, from: target)
+    }
+    await transport.close()
+}
