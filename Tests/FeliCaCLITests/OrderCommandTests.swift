@@ -139,7 +139,9 @@ import Testing
         #expect(rows.map { $0["detected"] as? Bool } == [true, true, true])
         let means = rows.compactMap { $0["mean"] as? Double }
         // Real waiting: each code the card lacks costs at least a Polling window (~3.6 ms).
-        #expect(means.count == 3 && means[2] - means[0] > 0.007)
+        // Lower bounds only: load can stretch a wait but never shorten one, whereas a
+        // difference between two rows fails when the first row happens to be delayed.
+        #expect(means.count == 3 && means[1] > 0.003 && means[2] > 0.006, "\(means)")
         let wildcard = try #require(json["wildcard"] as? [String: Any])
         #expect((wildcard["exchanges"] as? Int) == 2)
     }
