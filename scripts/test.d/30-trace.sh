@@ -9,15 +9,8 @@
 #     `felica trace show --json` does (scripts/check-dissector.py).
 # (The virtual-card record/replay goldens are Swift tests: Tests/FeliCaTraceTests.)
 # Needs $FELICA_BIN (scripts/test.sh sets it). tshark checks are skipped without tshark.
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-
-bin="${FELICA_BIN:-$(swift build --show-bin-path)}"
-felica="$bin/felica"
+source "$(dirname "$0")/lib.sh"
 [[ -x "$felica" ]] || { echo "30-trace: $felica is missing: build first" >&2; exit 1; }
-sim="$bin/felica-sim"
-export LIBNFC_AUTO_SCAN=false LIBNFC_LOG_LEVEL=0
-unset LIBNFC_DEVICE FELICA_DEVICE
 work="$(mktemp -d)"
 pids=()
 cleanup() {
@@ -26,8 +19,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
 shopt -s nullglob
 fresh="$work/fresh-dump.jsonl"

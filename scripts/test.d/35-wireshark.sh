@@ -11,11 +11,7 @@
 #     loads it without -X; and the transit balance the dissector reads
 #     from a Suica trace is the one `felica balance` reports for it.
 # Needs $FELICA_BIN (scripts/test.sh sets it) and tshark built with Lua.
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-
-bin="${FELICA_BIN:-$(swift build --show-bin-path)}"
-felica="$bin/felica"
+source "$(dirname "$0")/lib.sh"
 [[ -x "$felica" ]] || { echo "35-wireshark: $felica is missing: build first" >&2; exit 1; }
 if ! command -v tshark >/dev/null; then
   echo "35-wireshark: tshark not installed; skipped (scripts/bootstrap.sh installs it)" >&2
@@ -25,8 +21,6 @@ tshark -v 2>/dev/null | grep -q "with Lua" || { echo "35-wireshark: this tshark 
 lua=Wireshark/felica.lua
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
 shopt -s nullglob
 traces=(Tests/Traces/*.jsonl Tests/Dissector/*.jsonl)

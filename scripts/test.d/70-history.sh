@@ -5,14 +5,8 @@
 # reading or none of it; two processes saving at once both land; a card pulled away
 # mid-read (real libnfc, PN532 emulator) saves nothing; a gap between two readings is
 # reported; watch --save keeps each tapped card. Databases are checked with Python's sqlite3 module.
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-
-bin="${FELICA_BIN:-$(swift build --show-bin-path)}"
-felica="$bin/felica"
-sim="$bin/felica-sim"
-export LIBNFC_AUTO_SCAN=false LIBNFC_LOG_LEVEL=0
-unset FELICA_DEVICE FELICA_TEST_SAVE_STOP FELICA_TEST_SAVE_PAUSE
+source "$(dirname "$0")/lib.sh"
+unset FELICA_TEST_SAVE_STOP FELICA_TEST_SAVE_PAUSE
 
 tmp="$(mktemp -d)"
 pids=()
@@ -23,9 +17,6 @@ cleanup() {
 trap cleanup EXIT
 export XDG_DATA_HOME="$tmp/xdg"
 
-failures=0
-pass() { echo "ok   $*" >&2; }
-fail() { echo "FAIL $*" >&2; failures=$((failures + 1)); }
 
 # db_state FILE: "<integrity_check> <records> <readings>"
 db_state() {
