@@ -7,7 +7,7 @@ struct DevicesCommand: CLICommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "devices",
-            abstract: "List readers (libnfc, PC/SC) and built-in virtual cards, with the --device string for each.",
+            abstract: "List readers (libnfc, PC/SC, USB) and built-in virtual cards, with the --device string for each.",
             discussion: """
                 Known USB readers that no stack can use right now (a kernel driver holds them, no permission, \
                 an unsupported model) are listed too, with what is in the way; `felica doctor` names the fix.
