@@ -77,7 +77,7 @@ let package = Package(
             path: "Benchmarks", swiftSettings: strict),
 
         // What the test suites share: running the built executables, the PN532 emulator with
-        // libnfc opened on it, scratch directories. Test-only; no product ships it.
+        // libnfc opened on it. Test-only; no product ships it.
         .target(
             name: "TestSupport", dependencies: ["FeliCa", "FeliCaLibNFC", "FeliCaSimulation"],
             path: "Tests/TestSupport", swiftSettings: strict),

@@ -162,13 +162,3 @@ private final class Collected: Sendable {
     func append(_ d: Data) { data.withLock { $0.append(d) } }
     var text: String { String(decoding: data.withLock { $0 }, as: UTF8.self) }
 }
-
-/// A scratch directory of its own for one test; remove it with `removeScratch`.
-public func makeScratch(_ name: String = "felica-test") throws -> URL {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(getpid())-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    return dir
-}
-
-/// Removes a scratch directory made by `makeScratch`.
-public func removeScratch(_ dir: URL) { try? FileManager.default.removeItem(at: dir) }
