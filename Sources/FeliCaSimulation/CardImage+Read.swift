@@ -41,6 +41,8 @@ extension CardImage {
     private static func readSystems(_ session: CardSession, _ progress: (@Sendable (String) -> Void)?,
                                     _ done: (System, Int, PMm) -> Void) async throws(FeliCaError) -> CardImage {
         let first = try await session.detect()
+        // A dump is the longest reading there is: half the air time pays for the Polling.
+        try await session.useFastestBitRate(for: first)
         let codes = try await session.systemCodes(of: first)
         var systems: [System] = []
         for code in codes {

@@ -152,6 +152,13 @@ final class RCS380Connection: @unchecked Sendable {
         rate = newRate
     }
 
+    /// InSetRF alone: the protocol settings stay as ``setRate(_:)`` left them.
+    func switchRate(_ newRate: AirTiming.BitRate) throws(FeliCaError) {
+        guard handle != nil else { throw FeliCaError(.readerGone, "\(label): the device is closed") }
+        try command(.inSetRF(newRate)).status(of: .inSetRF(newRate))
+        rate = newRate
+    }
+
     // MARK: - Exchanging
 
     /// Sends one FeliCa packet through InCommRF with `timeout` as the chip's own timeout.
