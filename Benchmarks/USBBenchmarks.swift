@@ -40,7 +40,7 @@ func usbBenchmarks() async {
     print(pad("felica balance --device usb, RC-S380 emulator, rf timing, whole process", 62) + summary(whole))
     // 212 kbps throughout against 424 kbps when the reading pays for the switch.
     for (command, count, mark) in [("history", runs, "¥1,234"), ("dump", max(3, runs / 2), "System 0003")] {
-        for spec in ["usb?rate=212", "usb"] {
+        for spec in ["usb?rate=212", "usb", "usb?rate=fastest"] {
             var times: [Double] = []
             for _ in 0..<count {
                 let r = runProcess(felica, [command, "--device", spec])
@@ -56,6 +56,9 @@ func usbBenchmarks() async {
         return
     }
     let session = CardSession(transport: transport)
+    let turn = (1...2000).first { session.fasterBitRatePays(forBlocks: $0) }
+    print(pad("  link latency measured at open (median set-up command)", 50) + fixed(Double(transport.linkLatency.components.attoseconds) / 1e15 + Double(transport.linkLatency.components.seconds) * 1000, 3)
+          + " ms; 424 kbps pays from " + (turn.map { "\($0) blocks" } ?? "never"))
     guard let target = try? await session.detect() else {
         print("no card on the emulated RC-S380: skipped")
         await transport.close()

@@ -14,7 +14,18 @@ public actor CardSession {
         public var fallbackSystemCodes: [SystemCode] = [
             0x0003, 0xFE00, 0x12FC, 0x88B4, 0x8008, 0x8005, 0x80DE, 0x8592, 0x865E, 0x86A7, 0x927A, 0x8B61,
         ]
+        /// When ``CardSession/useFastestBitRate(for:expectedBlocks:)`` moves up.
+        public var fasterBitRate: FasterBitRate = .whenItPays
         public init() {}
+    }
+
+    /// When a session moves to a faster bit rate the card and the reader share.
+    public enum FasterBitRate: Sendable {
+        /// Only before a reading long enough to win back the question and the switch
+        /// (``CardSession/fasterBitRatePays(forBlocks:)``).
+        case whenItPays
+        /// Before every reading, whatever its length.
+        case always
     }
 
     public nonisolated let transport: any Transport
@@ -124,13 +135,14 @@ public actor CardSession {
     /// the air at 424 kbps. A card that does not answer the question stays at the current rate.
     ///
     /// With `expectedBlocks`, the session moves only when the reading is long enough to win
-    /// the Polling and the switch back (``fasterBitRatePays(forBlocks:)``).
+    /// back the Polling and the switch (``fasterBitRatePays(forBlocks:)``), unless
+    /// ``Options/fasterBitRate`` is ``FasterBitRate/always``.
     @discardableResult
     public func useFastestBitRate(for target: Target, expectedBlocks: Int? = nil) async throws(FeliCaError) -> AirTiming.BitRate {
         let current = transport.bitRate
         let faster = transport.bitRates.filter { $0.rawValue > current.rawValue }.sorted { $0.rawValue > $1.rawValue }
         guard !faster.isEmpty else { return current }
-        if let expectedBlocks, !fasterBitRatePays(forBlocks: expectedBlocks) { return current }
+        if let expectedBlocks, options.fasterBitRate == .whenItPays, !fasterBitRatePays(forBlocks: expectedBlocks) { return current }
         let system = target.systemCode.flatMap { $0.isWildcard ? nil : $0 } ?? .wildcard
         let answer: PollingResponse?
         do {
@@ -153,8 +165,8 @@ public actor CardSession {
     /// `blocks` blocks than moving to it costs: one Polling (command, the first time slot,
     /// the reply) and the reader's switch, each with the link's latency. Each block is 16
     /// bytes in the reply and 2 in the command's block list; each read of up to 15 blocks
-    /// adds its headers and framing. On an RC-S380 (2 ms latency) the turn comes at 19
-    /// blocks: a transit history reading switches, a balance reading does not.
+    /// adds its headers and framing. With 2 ms of link latency the turn comes at 19 blocks
+    /// (a transit history reading moves up, a balance reading does not); with 9 ms, at 56.
     public nonisolated func fasterBitRatePays(forBlocks blocks: Int) -> Bool {
         let current = transport.bitRate
         guard let fastest = transport.bitRates.max(by: { $0.rawValue < $1.rawValue }), fastest.rawValue > current.rawValue else { return false }

@@ -15,7 +15,7 @@ import FeliCaTransportSupport
 /// |---|---|
 /// | `libnfc`, `libnfc:<connstring>` | ``Kind/libnfc(connstring:)`` |
 /// | `pcsc`, `pcsc:<reader>` (`?dialect=`, `?wait=`) | ``Kind/pcsc(reader:dialect:)`` |
-/// | `usb`, `usb:<vid>:<pid>` (hex), `usb:<bus>:<address>` (decimal) (`?rate=auto\|212\|424`, `?wait=`) | ``Kind/usb(_:rate:)`` |
+/// | `usb`, `usb:<vid>:<pid>` (hex), `usb:<bus>:<address>` (decimal) (`?rate=auto\|fastest\|212\|424`, `?wait=`) | ``Kind/usb(_:rate:)`` |
 /// | `virtual:<name>`, `virtual:<image path>` (`?timing=212\|424`) | ``Kind/virtual(_:timing:)`` |
 /// | `replay:<trace path>` (`?lenient`) | ``Kind/replay(path:lenient:)`` |
 public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
@@ -36,8 +36,11 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
 
     /// `?rate=` of a native reader: the bit rate it talks to cards at.
     public enum RateChoice: String, Hashable, Sendable, CaseIterable {
-        /// 212 kbps, then 424 kbps for a long reading when the card offers it (the default).
+        /// 212 kbps, then 424 kbps for a reading long enough to pay for asking, when the card
+        /// runs at it (the default).
         case automatic = "auto"
+        /// 212 kbps, then 424 kbps before every reading of a card that runs at it.
+        case fastest
         /// 212 kbps only.
         case kbps212 = "212"
         /// 424 kbps only, from the first Polling: cards that answer at 212 kbps only are not seen.
@@ -46,7 +49,7 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
         /// The rate the reader starts at, and the rates a session may switch to.
         public var rates: (start: AirTiming.BitRate, allowed: [AirTiming.BitRate]) {
             switch self {
-            case .automatic: (.kbps212, [.kbps212, .kbps424])
+            case .automatic, .fastest: (.kbps212, [.kbps212, .kbps424])
             case .kbps212: (.kbps212, [.kbps212])
             case .kbps424: (.kbps424, [.kbps424])
             }
@@ -131,7 +134,7 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
             let selector = try needsRest("write usb for the first reader, usb:<vid>:<pid> (e.g. usb:054c:06c1) or usb:<bus>:<address> (e.g. usb:001:004)")
             let rate = try options.take("rate").map { (value: String) throws(ParseError) -> RateChoice in
                 guard let choice = RateChoice(rawValue: value) else {
-                    throw ParseError("device option 'rate': '\(value)' is not one of auto, 212, 424")
+                    throw ParseError("device option 'rate': '\(value)' is not one of \(RateChoice.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 return choice
             } ?? .automatic

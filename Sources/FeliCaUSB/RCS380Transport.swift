@@ -13,8 +13,9 @@ import Synchronization
 /// (and reattached on close); the RF field is switched off on close.
 public final class RCS380Transport: Transport {
     public let name: String
-    /// Two bulk transfers at USB full speed, and the chip's own turnaround.
-    public var linkLatency: Duration { .milliseconds(2) }
+    /// Two bulk transfers at USB full speed and the chip's own turnaround, as measured at
+    /// open (the median round trip of the set-up commands).
+    public let linkLatency: Duration
     /// The bit rate exchanges run at now.
     public var bitRate: AirTiming.BitRate { rate.withLock { $0 } }
     /// The rates the session may switch to: 212 and 424 kbps unless the device string
@@ -38,6 +39,7 @@ public final class RCS380Transport: Transport {
         self.connection = connection
         self.rate = Mutex(bitRate)
         self.bitRates = bitRates
+        linkLatency = connection.roundTrip
     }
 
     /// Opens the reader `selector` names and sets it up for FeliCa at `bitRate`; `name` is

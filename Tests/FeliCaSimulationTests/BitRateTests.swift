@@ -93,6 +93,13 @@ import Testing
         let (slow, st) = switchable(suica)
         _ = try await CardReader(depth: .balance).read(slow)
         #expect(st.bitRate == .kbps212)
+
+        // Told to move up always, a balance reading moves up too.
+        let eager = VirtualTransport(card: VirtualCard(image: suica), name: "virtual:suica", bitRates: [.kbps212, .kbps424])
+        var options = CardSession.Options()
+        options.fasterBitRate = .always
+        _ = try await CardReader(depth: .balance).read(CardSession(transport: eager, options: options))
+        #expect(eager.bitRate == .kbps424)
     }
 
     @Test func dumpSwitchesAndGivesTheSameImage() async throws {
