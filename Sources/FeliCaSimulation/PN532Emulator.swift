@@ -109,6 +109,8 @@ public struct PN532Emulator: Sendable {
     public private(set) var invalidFrames = 0
     /// Serial speed in baud (changed by SetSerialBaudRate).
     public private(set) var baudRate = 115_200
+    /// Whether the reader has left the bus (an unplug fault fired; USB readers only).
+    public private(set) var unplugged = false
 
     private var parser = PN532FrameParser()
     private var busyUntil: Duration = .zero
@@ -141,9 +143,10 @@ public struct PN532Emulator: Sendable {
 
     /// Takes bytes the host wrote at `now`; returns the chip's writes.
     public mutating func receive(_ bytes: some Sequence<UInt8>, at now: Duration) -> [Action] {
+        guard !unplugged else { return [] }
         parser.append(bytes)
         var actions: [Action] = []
-        while let event = parser.next() {
+        while !unplugged, let event = parser.next() {
             switch event {
             case .invalid:
                 invalidFrames += 1
@@ -195,6 +198,12 @@ public struct PN532Emulator: Sendable {
         if fault != .dropAck {
             t += uartTime(6)
             actions.append(.send(PN532Frame.ack.encode(), at: t))
+        }
+        if fault == .unplug {
+            unplugged = true
+            busyUntil = Self.never
+            actions.append(.unplug(at: t + timed(.milliseconds(1))))
+            return actions
         }
         guard let work = outcome.work else {
             busyUntil = Self.never

@@ -272,3 +272,16 @@ func generalStatus() {
         #expect(host.command([0x04]) == [0x05, 0x00, 0x01, 0x00] + sam)
     }
 }
+
+@Test("unplug@N: the RC-S956 ACKs the command, then leaves the bus and answers nothing more; only the USB reader takes it")
+func rcs956Unplug() throws {
+    var host = Host(options: .init(chip: .rcs956, faults: [try PN532Fault(parsing: "unplug@2", usb: true)]))
+    host.fieldOn()
+    #expect(host.command([0x4A, 0x01, 0x01] + pollingPayload)?.prefix(2) == [0x4B, 0x01])
+    let actions = host.chip.receive(PN532Frame.command([0x40, 0x01, 0x06, 0x06] + [UInt8](repeating: 0, count: 4)).encode(), at: .zero)
+    #expect(actions == [.send(PN532Frame.ack.encode(), at: .zero), .unplug(at: .zero)])
+    #expect(host.chip.unplugged)
+    #expect(host.send([0x02]).isEmpty)
+    #expect(throws: FeliCaError(.badInput, "")) { try PN532Fault(parsing: "unplug@2") }
+    #expect(try PN532Fault(parsing: "unplug@2", usb: true).description == "unplug@2")
+}

@@ -5,8 +5,8 @@
 # built-in card `felica poll`, `balance` and `history --device libnfc:pn53x_usb` must print
 # exactly what `--device virtual:<card>` prints. `felica devices` must list the reader with
 # its exact device string (which then opens it), `felica doctor` must recognise and poll it,
-# and each fault (no card, card removed, corrupt frame, late reply, lost ACK) must end in a
-# clear error or a recovery, after which the next command works.
+# and each fault (no card, card removed, corrupt frame, late reply, lost ACK, unplugged
+# reader) must end in a clear error or a recovery, after which the next command works.
 source "$(dirname "$0")/lib.sh"
 stage_workdir
 device=libnfc:pn53x_usb
@@ -40,6 +40,7 @@ check_fault "card removed mid-read" "--card suica --remove-after 2" "history" "t
 check_fault "corrupt frame" "--card suica --fault corrupt@2" "balance" "" "balance"
 check_fault "late reply" "--card suica --fault late@2:3000" "balance" "" "balance"
 check_fault "lost ACK" "--card suica --fault drop-ack@2" "balance" "" "balance"
+check_fault "unplugged mid-command" "--card suica --fault unplug@2" "balance" "the reader stopped answering.*check that it is still plugged in" "-"
 # After a failed read in one process, the next process on the same reader works.
 out="$(timeout 60 "$sim" rcs956 --card wallet --remove-after 3 -- bash -c "timeout 30 \"$felica\" history --device $device >/dev/null 2>&1; echo rc=\$?; timeout 30 \"$felica\" poll --device $device" 2>&1)"
 if grep -q '^rc=1$' <<<"$out" && grep -q 'no card answered Polling' <<<"$out"; then

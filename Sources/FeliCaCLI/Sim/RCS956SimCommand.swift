@@ -15,14 +15,14 @@ struct RCS956SimCommand: CLICommand {
                 libnfc:pn53x_usb:001:004. Needs umockdev, gir1.2-umockdev-1.0 and python3-gi \
                 (scripts/bootstrap.sh).
                 Faults hit the N-th packet handed to the card, once: corrupt@N (response frame with a bad \
-                checksum), drop-ack@N (no ACK frame), late@N[:MS] (response MS ms late, default 1000). \
-                The exit status is the command's.
+                checksum), drop-ack@N (no ACK frame), late@N[:MS] (response MS ms late, default 1000), \
+                unplug@N (the reader leaves the bus mid-command). The exit status is the command's.
                 """,
             arguments: [ArgumentSpec("command", help: "The command to run, after --, e.g. -- felica balance --device libnfc:pn53x_usb.", repeatable: true)],
             options: [
                 SimOptions.card.spec,
                 SimOptions.noCard,
-                PN532SimCommand.faultOption.spec,
+                faultOption.spec,
                 PN532SimCommand.removeAfterOption.spec,
             ])
     }
@@ -32,6 +32,11 @@ struct RCS956SimCommand: CLICommand {
     /// that table ("Sony / FeliCa S360 [PaSoRi]").
     static let device = EmulatedUSBDevice(vendor: 0x054C, product: 0x02E1, release: 0x0100, outEndpoint: 0x04, inEndpoint: 0x84, maxPower: 0x32)
 
+    static let faultOption = Option(OptionSpec(
+        "fault", value: "kind@n", help: "Inject a fault: corrupt@N, drop-ack@N, late@N[:MS], unplug@N (repeatable).", repeatable: true)) { spec throws(UsageError) in
+        do throws(FeliCaError) { return try PN532Fault(parsing: spec, usb: true) } catch { throw UsageError("option '--fault': \(error.reason)") }
+    }
+
     let card: String?
     let faults: [PN532Fault]
     let removeAfter: Int?
@@ -39,7 +44,7 @@ struct RCS956SimCommand: CLICommand {
 
     init(_ args: ParsedArguments) throws(UsageError) {
         card = try SimOptions.cardOrNone(args)
-        faults = try args.values(PN532SimCommand.faultOption)
+        faults = try args.values(Self.faultOption)
         removeAfter = try args.value(PN532SimCommand.removeAfterOption)
         if removeAfter != nil && card == nil { throw UsageError("--remove-after needs a card") }
         command = args.positionals
