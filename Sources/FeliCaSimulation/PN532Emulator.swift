@@ -17,7 +17,7 @@ import FeliCaReaderCodecs
 /// running command.
 ///
 /// Timing (``Options/timing``): every frame takes its UART time at the current baud rate
-/// (10 bits a byte), card exchanges take the card's air and PMm response time, a silent
+/// (10 bits a byte; USB time on the RC-S956), card exchanges take the card's air and PMm response time, a silent
 /// card costs the chip's RF timeout (RFConfiguration item 0x02) and a Polling nobody
 /// answers costs one Polling window per passive-activation attempt (item 0x05). Without
 /// timing everything is instant, but the order of events is the same.
@@ -224,8 +224,11 @@ public struct PN532Emulator: Sendable {
         return actions
     }
 
+    /// How long `bytes` take on the link: the serial line at the current baud rate (10 bits
+    /// a byte), or for the RC-S956, full-speed USB.
     private func uartTime(_ bytes: Int) -> Duration {
         guard options.timing else { return .zero }
+        if options.chip == .rcs956 { return EmulatorTiming.fullSpeedUSB(bytes) }
         return .nanoseconds(Int64(bytes) * 10 * 1_000_000_000 / Int64(baudRate))
     }
 

@@ -285,3 +285,12 @@ func rcs956Unplug() throws {
     #expect(throws: FeliCaError(.badInput, "")) { try PN532Fault(parsing: "unplug@2") }
     #expect(try PN532Fault(parsing: "unplug@2", usb: true).description == "unplug@2")
 }
+
+@Test("rf timing on the RC-S956: frames take full-speed USB time, not UART time")
+func rcs956LinkTime() {
+    var usb = Host(options: .init(chip: .rcs956, timing: true))
+    // GetFirmwareVersion is a 9-byte frame, the ACK 6 bytes: 12 Mbit/s plus 125 µs a packet each.
+    #expect(usb.send([0x02]).first?.at == .microseconds(6 + 125 + 4 + 125))
+    var serial = Host(options: .init(timing: true))
+    #expect(serial.send([0x02]).first?.at == .nanoseconds(15 * 10 * 1_000_000_000 / 115_200))
+}

@@ -16,6 +16,14 @@ for card in suica edy nanaco waon wallet; do
   usb_matches_virtual rcs956 "$device" "$card" "${commands[@]}"
 done
 
+# With the reader's and the card's real timing (USB, air and PMm time) the output is the same.
+out="$(timeout 60 "$sim" rcs956 --card wallet --timing rf -- "$felica" history --device "$device" 2>&1)"
+if [[ "$out" == "$("$felica" history --device virtual:wallet 2>&1)" ]]; then
+  pass "wallet history under --timing rf equals the virtual output"
+else
+  fail "wallet history under --timing rf differs"; echo "$out" | head -5 >&2
+fi
+
 # felica devices lists the reader (libnfc finds USB readers by scanning, which the stages
 # otherwise turn off), and the string it prints opens it.
 out="$(timeout 60 "$sim" rcs956 --card suica -- env -u LIBNFC_AUTO_SCAN bash -c "\"$felica\" devices; \"$felica\" poll --device libnfc:pn53x_usb:001:004" 2>&1)"

@@ -22,6 +22,7 @@ struct RCS956SimCommand: CLICommand {
             options: [
                 SimOptions.card.spec,
                 SimOptions.noCard,
+                RCS380SimCommand.timingOption.spec,
                 faultOption.spec,
                 PN532SimCommand.removeAfterOption.spec,
             ])
@@ -38,12 +39,14 @@ struct RCS956SimCommand: CLICommand {
     }
 
     let card: String?
+    let timing: Bool
     let faults: [PN532Fault]
     let removeAfter: Int?
     let command: [String]
 
     init(_ args: ParsedArguments) throws(UsageError) {
         card = try SimOptions.cardOrNone(args)
+        timing = try args.value(RCS380SimCommand.timingOption) == "rf"
         faults = try args.values(Self.faultOption)
         removeAfter = try args.value(PN532SimCommand.removeAfterOption)
         if removeAfter != nil && card == nil { throw UsageError("--remove-after needs a card") }
@@ -54,7 +57,7 @@ struct RCS956SimCommand: CLICommand {
     func run(_ console: Console) async throws -> Int32 {
         let virtual = try card.map { name throws(FeliCaError) in try VirtualCard.named(name) }
         if let removeAfter { virtual?.removeAfter(exchanges: removeAfter) }
-        let emulator = PN532Emulator(card: virtual, options: .init(chip: .rcs956, faults: faults))
+        let emulator = PN532Emulator(card: virtual, options: .init(chip: .rcs956, timing: timing, faults: faults))
         return try await USBBridge.run(command, device: Self.device, emulator: emulator, name: "rcs956", console: console)
     }
 }
