@@ -66,8 +66,8 @@ let package = Package(
                 "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaTransportSupport", "FeliCaUSB",
                 "FeliCaHistory",
             ],
-            // The umockdev bridge of `felica-sim rcs380` (test tooling, run by Debian's python3).
-            resources: [.copy("Resources/rcs380-bridge.py")],
+            // The umockdev bridge of `felica-sim rcs380` and `rcs956` (test tooling, run by Debian's python3).
+            resources: [.copy("Resources/usb-bridge.py")],
             swiftSettings: strict),
         .executableTarget(name: "felica", dependencies: ["FeliCaCLI"], swiftSettings: strict),
         .executableTarget(name: "felica-sim", dependencies: ["FeliCaCLI"], swiftSettings: strict),

@@ -27,6 +27,7 @@ enum FelicaSimCommands {
             PN532SimCommand.self,
             VPCDSimCommand.self,
             RCS380SimCommand.self,
+            RCS956SimCommand.self,
         ]
     }
 }

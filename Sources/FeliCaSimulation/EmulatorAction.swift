@@ -10,6 +10,16 @@ public enum EmulatorAction: Hashable, Sendable {
     case unplug(at: Duration)
 }
 
+/// Link times the emulated readers share.
+enum EmulatorTiming {
+    /// Full-speed USB: 64-byte packets, about 1 ms frames for bulk under load; modelled as
+    /// 12 Mbit/s plus one 125 µs turnaround a packet.
+    static func fullSpeedUSB(_ bytes: Int) -> Duration {
+        let packets = max(1, (bytes + 63) / 64)
+        return .nanoseconds(Int64(bytes) * 8 * 1_000_000_000 / 12_000_000) + .microseconds(125) * packets
+    }
+}
+
 /// The writes an emulator scheduled, in time order, for the thread that serves its link:
 /// what the PN532 and RC-S380 servers share.
 struct WriteSchedule {

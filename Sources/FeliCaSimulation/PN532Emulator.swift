@@ -2,11 +2,14 @@ import FeliCa
 import FeliCaReaderCodecs
 
 /// A PN532 NFC controller as its host sees it over the serial line (HSU), with a
-/// ``VirtualCard`` (or no card) in its field.
+/// ``VirtualCard`` (or no card) in its field; or, with ``Options/chip`` set to
+/// ``Chip/rcs956``, Sony's RC-S956, the PN533-family chip of the RC-S330/RC-S360/RC-S370
+/// readers, as its host sees it over USB (the same frames, one per bulk transfer).
 ///
 /// A pure state machine: feed it the bytes the host wrote and the time they arrived, and
 /// it returns what the chip writes back and when. ``PN532Server`` runs it on a
-/// pseudo-terminal; tests drive it directly.
+/// pseudo-terminal, ``USBBridgeServer`` behind the umockdev USB bridge; tests drive it
+/// directly.
 ///
 /// Like the chip it is single-threaded: a command frame that arrives while an earlier one
 /// is still running waits its turn, so a reply the host gave up on still comes out first
@@ -14,13 +17,35 @@ import FeliCaReaderCodecs
 /// running command.
 ///
 /// Timing (``Options/timing``): every frame takes its UART time at the current baud rate
-/// (10 bits a byte), card exchanges take the card's air and PMm response time, a silent
+/// (10 bits a byte; USB time on the RC-S956), card exchanges take the card's air and PMm response time, a silent
 /// card costs the chip's RF timeout (RFConfiguration item 0x02) and a Polling nobody
 /// answers costs one Polling window per passive-activation attempt (item 0x05). Without
 /// timing everything is instant, but the order of events is the same.
 public struct PN532Emulator: Sendable {
+    /// Which chip of the family answers. The RC-S956 runs Sony's own firmware on the same
+    /// hardware: the command set is the PN53x one, with these differences a host sees —
+    /// GetFirmwareVersion says IC 0x33 (PN533) with ROM code 0x01, which is how libnfc tells
+    /// it from a PN533; there is no SAM, so no SAMConfiguration; ResetMode (`18 01` →
+    /// `19`) returns its state machine to mode 0; WriteRegister answers with a status byte;
+    /// InDeselect and InRelease come in a three-byte form (`44 01 01`), as libnfc sends them.
+    public enum Chip: Hashable, Sendable {
+        case pn532
+        case rcs956
+
+        /// GetFirmwareVersion's answer after the response code: IC, Ver, Rev, Support.
+        /// The RC-S956's is what nfcpy's recorded exchanges show (`33 01 30 07`, v1.48).
+        public var firmware: [UInt8] {
+            switch self {
+            case .pn532: [0x32, 0x01, 0x06, 0x07]
+            case .rcs956: [0x33, 0x01, 0x30, 0x07]
+            }
+        }
+    }
+
     /// How the emulated chip behaves beyond the manual.
     public struct Options: Sendable {
+        /// The chip (``Chip/pn532`` unless given).
+        public var chip: Chip
         /// Model UART, air and card time (`--timing rf`); off = answer at once.
         public var timing: Bool
         /// Misbehaviours to inject.
@@ -30,10 +55,12 @@ public struct PN532Emulator: Sendable {
         /// Card taps (`--taps`): the card comes and goes; nil = it stays.
         public var taps: Taps?
 
-        public init(timing: Bool = false, faults: [PN532Fault] = [], firmware: [UInt8] = [0x32, 0x01, 0x06, 0x07], taps: Taps? = nil) {
+        /// `firmware` defaults to the chip's own answer.
+        public init(chip: Chip = .pn532, timing: Bool = false, faults: [PN532Fault] = [], firmware: [UInt8]? = nil, taps: Taps? = nil) {
+            self.chip = chip
             self.timing = timing
             self.faults = faults
-            self.firmware = firmware
+            self.firmware = firmware ?? chip.firmware
             self.taps = taps
         }
     }
@@ -82,6 +109,8 @@ public struct PN532Emulator: Sendable {
     public private(set) var invalidFrames = 0
     /// Serial speed in baud (changed by SetSerialBaudRate).
     public private(set) var baudRate = 115_200
+    /// Whether the reader has left the bus (an unplug fault fired; USB readers only).
+    public private(set) var unplugged = false
 
     private var parser = PN532FrameParser()
     private var busyUntil: Duration = .zero
@@ -114,9 +143,10 @@ public struct PN532Emulator: Sendable {
 
     /// Takes bytes the host wrote at `now`; returns the chip's writes.
     public mutating func receive(_ bytes: some Sequence<UInt8>, at now: Duration) -> [Action] {
+        guard !unplugged else { return [] }
         parser.append(bytes)
         var actions: [Action] = []
-        while let event = parser.next() {
+        while !unplugged, let event = parser.next() {
             switch event {
             case .invalid:
                 invalidFrames += 1
@@ -169,6 +199,12 @@ public struct PN532Emulator: Sendable {
             t += uartTime(6)
             actions.append(.send(PN532Frame.ack.encode(), at: t))
         }
+        if fault == .unplug {
+            unplugged = true
+            busyUntil = Self.never
+            actions.append(.unplug(at: t + timed(.milliseconds(1))))
+            return actions
+        }
         guard let work = outcome.work else {
             busyUntil = Self.never
             return actions
@@ -188,8 +224,11 @@ public struct PN532Emulator: Sendable {
         return actions
     }
 
+    /// How long `bytes` take on the link: the serial line at the current baud rate (10 bits
+    /// a byte), or for the RC-S956, full-speed USB.
     private func uartTime(_ bytes: Int) -> Duration {
         guard options.timing else { return .zero }
+        if options.chip == .rcs956 { return EmulatorTiming.fullSpeedUSB(bytes) }
         return .nanoseconds(Int64(bytes) * 10 * 1_000_000_000 / Int64(baudRate))
     }
 
@@ -206,12 +245,16 @@ public struct PN532Emulator: Sendable {
     private mutating func execute(_ data: [UInt8]) -> Outcome {
         guard let code = data.first else { return Self.syntaxError }
         var r = ByteReader(data.dropFirst(), frame: "PN532 command")
+        let rcs956 = options.chip == .rcs956
         do throws(FeliCaError) {
             switch code {
             case 0x00: return try diagnose(&r)
             case 0x02:
                 try r.finish()
                 return Outcome(frame: .response([0x03] + options.firmware))
+            case 0x04:
+                try r.finish()
+                return Outcome(frame: .response(generalStatus()))
             case 0x06: return try readRegister(&r)
             case 0x08: return try writeRegister(&r)
             case 0x10: return try setSerialBaudRate(&r)
@@ -219,13 +262,19 @@ public struct PN532Emulator: Sendable {
                 parameters = try r.readUInt8("flags")
                 try r.finish()
                 return Outcome(frame: .response([0x13]))
-            case 0x14: return try samConfiguration(&r)
+            case 0x14 where !rcs956: return try samConfiguration(&r)
             case 0x16: return try powerDown(&r)
+            case 0x18 where rcs956:  // ResetMode: back to mode 0, nothing selected
+                guard try r.readUInt8("mode") == 0x01 else { return Self.syntaxError }
+                try r.finish()
+                target = nil
+                return Outcome(frame: .response([0x19]))
             case 0x32: return try rfConfiguration(&r)
             case 0x40: return try inDataExchange(&r)
             case 0x42: return inCommunicateThru(Array(r.readRest()))
             case 0x44, 0x52:
                 let tg = try r.readUInt8("Tg")
+                if rcs956 && r.count == 1 { _ = try r.readUInt8("option") }
                 try r.finish()
                 let known = tg == 0 || (tg == 1 && target != nil)
                 if code == 0x52 && known { target = nil }
@@ -272,7 +321,20 @@ public struct PN532Emulator: Sendable {
             let address = try r.readUInt16(.bigEndian, "register address")
             registers[address] = try r.readUInt8("value")
         }
-        return Outcome(frame: .response([0x09]))
+        return Outcome(frame: .response(options.chip == .rcs956 ? [0x09, 0x00] : [0x09]))
+    }
+
+    /// GetGeneralStatus `04` → `05 Err Field NbTg [Tg BrRx BrTx Type]`, then on a PN532 the
+    /// SAM status (the RC-S956 has no SAM). A FeliCa target is type 0x10, its rates
+    /// 01 = 212 and 02 = 424 kbps.
+    private func generalStatus() -> [UInt8] {
+        var status: [UInt8] = [0x05, 0x00, fieldOn ? 0x01 : 0x00, target == nil ? 0x00 : 0x01]
+        if let target {
+            let rate: UInt8 = target == .kbps212 ? 0x01 : 0x02
+            status += [0x01, rate, rate, 0x10]
+        }
+        if options.chip == .pn532 { status.append(0x00) }
+        return status
     }
 
     /// SetSerialBaudRate `10 BR` → `11`; the new speed applies after the answer.

@@ -13,6 +13,9 @@ public struct PN532Fault: Hashable, Sendable, CustomStringConvertible {
         case dropAck
         /// The response comes this much later than it should.
         case lateReply(Duration)
+        /// The reader leaves the bus while the command runs (after its ACK): for a reader
+        /// on USB (`felica-sim rcs956`); a serial line has no such event.
+        case unplug
     }
 
     public var kind: Kind
@@ -25,14 +28,16 @@ public struct PN532Fault: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Parses `corrupt@N`, `drop-ack@N`, `late@N` or `late@N:MS` (delay in milliseconds,
-    /// default 1000): the spelling of `felica-sim pn532 --fault`.
-    public init(parsing text: String) throws(FeliCaError) {
-        let (name, n, ms) = try FaultSpelling.parse(text, examples: "corrupt@3, drop-ack@2, late@4:1500")
+    /// default 1000), and with `usb`, `unplug@N`: the spelling of `felica-sim pn532 --fault`
+    /// and `felica-sim rcs956 --fault`.
+    public init(parsing text: String, usb: Bool = false) throws(FeliCaError) {
+        let (name, n, ms) = try FaultSpelling.parse(text, examples: "corrupt@3, drop-ack@2, late@4:1500" + (usb ? ", unplug@2" : ""))
         switch (name, ms) {
         case ("corrupt", nil): kind = .corruptChecksum
         case ("drop-ack", nil): kind = .dropAck
         case ("late", let ms): kind = .lateReply(.milliseconds(ms ?? 1000))
-        default: throw FaultSpelling.unknown(text, kind: name, kinds: "corrupt, drop-ack, late")
+        case ("unplug", nil) where usb: kind = .unplug
+        default: throw FaultSpelling.unknown(text, kind: name, kinds: "corrupt, drop-ack, late" + (usb ? ", unplug" : ""))
         }
         exchange = n
     }
@@ -42,6 +47,7 @@ public struct PN532Fault: Hashable, Sendable, CustomStringConvertible {
         case .corruptChecksum: return "corrupt@\(exchange)"
         case .dropAck: return "drop-ack@\(exchange)"
         case .lateReply(let d): return FaultSpelling.late(exchange, d)
+        case .unplug: return "unplug@\(exchange)"
         }
     }
 }

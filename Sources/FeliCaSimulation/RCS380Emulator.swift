@@ -150,9 +150,7 @@ public struct RCS380Emulator: Sendable {
     /// Full-speed USB: 64-byte packets, about 1 ms frames for bulk under load; modelled as
     /// 12 Mbit/s plus one 125 µs turnaround a packet.
     private func usbTime(_ bytes: Int) -> Duration {
-        guard options.timing else { return .zero }
-        let packets = max(1, (bytes + 63) / 64)
-        return .nanoseconds(Int64(bytes) * 8 * 1_000_000_000 / 12_000_000) + .microseconds(125) * packets
+        options.timing ? EmulatorTiming.fullSpeedUSB(bytes) : .zero
     }
 
     private func timed(_ d: Duration) -> Duration { options.timing ? d : .zero }

@@ -239,3 +239,68 @@ func rfTiming() {
     let attempt = AirTiming.airTime(packetLength: 6) + AirTiming.pollingWindow(slots: 1)
     #expect(failing[1].at == failing[0].at + attempt * 3 + uart(PN532Frame.response([0x4B, 0x00]).encode().count))
 }
+
+// MARK: - The RC-S956 variant (Sony RC-S330/RC-S360/RC-S370)
+
+/// (what, command, expected response) where the RC-S956 differs from the PN532, in the
+/// order libnfc's pn53x_usb driver meets them.
+let rcs956Vectors: [(String, [UInt8], [UInt8])] = [
+    ("GetFirmwareVersion: IC 33 with Sony's ROM code 01 (libnfc's RCS360 chip type)", [0x02], [0x03, 0x33, 0x01, 0x30, 0x07]),
+    ("ResetMode to mode 0", [0x18, 0x01], [0x19]),
+    ("WriteRegister answers with a status byte", [0x08, 0x63, 0x02, 0x80], [0x09, 0x00]),
+    ("ReadRegister has no status byte", [0x06, 0x63, 0x3D], [0x07, 0x00]),
+    ("GetGeneralStatus with nothing listed: no SAM status byte", [0x04], [0x05, 0x00, 0x01, 0x00]),
+    ("InRelease in libnfc's three-byte form", [0x52, 0x01, 0x01], [0x53, 0x27]),
+    ("InDeselect in libnfc's three-byte form", [0x44, 0x00, 0x01], [0x45, 0x00]),
+]
+
+@Test("the RC-S956 answers as libnfc expects of it", arguments: rcs956Vectors)
+func rcs956Answers(_ name: String, _ command: [UInt8], _ expected: [UInt8]) {
+    var host = Host(options: .init(chip: .rcs956))
+    host.fieldOn()
+    #expect(host.command(command) == expected, "\(name)")
+}
+
+@Test("the RC-S956 has no SAM and the PN532 no ResetMode: each refuses the other's command")
+func rcs956AndPN532Differ() {
+    var rcs956 = Host(options: .init(chip: .rcs956))
+    #expect(rcs956.send([0x14, 0x01]).map(\.frame) == [.ack, .applicationError])
+    var pn532 = Host()
+    #expect(pn532.send([0x18, 0x01]).map(\.frame) == [.ack, .applicationError])
+    #expect(pn532.send([0x52, 0x01, 0x01]).map(\.frame) == [.ack, .applicationError])
+}
+
+@Test("GetGeneralStatus lists the FeliCa target at its rate until InRelease; the PN532 adds its SAM status")
+func generalStatus() {
+    let card = try! VirtualCard.named("suica")
+    for (chip, sam) in [(PN532Emulator.Chip.rcs956, [UInt8]()), (.pn532, [0x00])] {
+        var host = Host(card: card, options: .init(chip: chip))
+        host.fieldOn()
+        #expect(host.command([0x4A, 0x01, 0x02] + pollingPayload)?.prefix(2) == [0x4B, 0x01])
+        #expect(host.command([0x04]) == [0x05, 0x00, 0x01, 0x01, 0x01, 0x02, 0x02, 0x10] + sam)
+        #expect(host.command([0x52, 0x01]) == [0x53, 0x00])
+        #expect(host.command([0x04]) == [0x05, 0x00, 0x01, 0x00] + sam)
+    }
+}
+
+@Test("unplug@N: the RC-S956 ACKs the command, then leaves the bus and answers nothing more; only the USB reader takes it")
+func rcs956Unplug() throws {
+    var host = Host(options: .init(chip: .rcs956, faults: [try PN532Fault(parsing: "unplug@2", usb: true)]))
+    host.fieldOn()
+    #expect(host.command([0x4A, 0x01, 0x01] + pollingPayload)?.prefix(2) == [0x4B, 0x01])
+    let actions = host.chip.receive(PN532Frame.command([0x40, 0x01, 0x06, 0x06] + [UInt8](repeating: 0, count: 4)).encode(), at: .zero)
+    #expect(actions == [.send(PN532Frame.ack.encode(), at: .zero), .unplug(at: .zero)])
+    #expect(host.chip.unplugged)
+    #expect(host.send([0x02]).isEmpty)
+    #expect(throws: FeliCaError(.badInput, "")) { try PN532Fault(parsing: "unplug@2") }
+    #expect(try PN532Fault(parsing: "unplug@2", usb: true).description == "unplug@2")
+}
+
+@Test("rf timing on the RC-S956: frames take full-speed USB time, not UART time")
+func rcs956LinkTime() {
+    var usb = Host(options: .init(chip: .rcs956, timing: true))
+    // GetFirmwareVersion is a 9-byte frame, the ACK 6 bytes: 12 Mbit/s plus 125 µs a packet each.
+    #expect(usb.send([0x02]).first?.at == .microseconds(6 + 125 + 4 + 125))
+    var serial = Host(options: .init(timing: true))
+    #expect(serial.send([0x02]).first?.at == .nanoseconds(15 * 10 * 1_000_000_000 / 115_200))
+}

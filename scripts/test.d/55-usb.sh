@@ -5,10 +5,10 @@
 # virtual:<card>` prints. `felica devices` and `felica doctor` must find the reader, and
 # each fault (no card, card removed, corrupt frame, late reply, unplugged reader, a kernel
 # driver that will not let go) must end in a clear error within a bounded time, after which
-# the next command works.
+# the next command works. Bit rates: usb?rate= and the move to 424 kbps when the card
+# runs at it.
 source "$(dirname "$0")/lib.sh"
 stage_workdir
-tmp="$work"
 
 # One command line per comparison; READ is replaced by the card's first readable service.
 commands=("poll" "poll --json" "dump" "dump --json" "read READ" "balance" "balance --json" "history" "history --json")
@@ -16,27 +16,7 @@ declare -A service=([suica]="--service 008b" [edy]="--system fe00 --service 110b
                     [waon]="--system fe00 --service 680b" [wallet]="--service 008b")
 
 for card in suica edy nanaco waon wallet; do
-  # Every command for this card runs under one emulated reader (one bridge start-up).
-  script="$tmp/$card.sh"
-  : >"$script"
-  for i in "${!commands[@]}"; do
-    args="${commands[$i]/READ/${service[$card]}}"
-    echo "timeout 30 \"$felica\" $args --device usb >\"$tmp/$card.$i.usb\" 2>\"$tmp/$card.$i.usb.err\"; echo \$? >\"$tmp/$card.$i.usb.rc\"" >>"$script"
-  done
-  timeout 120 "$sim" rcs380 --card "$card" -- bash "$script" 2>"$tmp/$card.sim.err"
-  for i in "${!commands[@]}"; do
-    args="${commands[$i]/READ/${service[$card]}}"
-    # shellcheck disable=SC2086
-    "$felica" $args --device "virtual:$card" >"$tmp/v.out" 2>/dev/null; vs=$?
-    us=$(cat "$tmp/$card.$i.usb.rc" 2>/dev/null || echo "not run")
-    if [[ "$vs" != 0 || "$us" != 0 ]]; then
-      fail "$card $args: exit virtual $vs, usb $us"; cat "$tmp/$card.$i.usb.err" "$tmp/$card.sim.err" 2>/dev/null | head -5 >&2
-    elif ! cmp -s "$tmp/v.out" "$tmp/$card.$i.usb"; then
-      fail "$card $args: output differs"; diff "$tmp/v.out" "$tmp/$card.$i.usb" | head -20 >&2
-    else
-      pass "$card $args --device usb: output equals virtual output"
-    fi
-  done
+  usb_matches_virtual rcs380 usb "$card" "${commands[@]/READ/${service[$card]}}"
 done
 
 # felica devices, FELICA_DEVICE and the default device find the emulated reader.
@@ -59,6 +39,7 @@ fi
 # never spoken to at 424; ?rate=212|424 fixes the rate; a trace records the rate of each
 # exchange and replays the same reading. (Whether auto moves up for a history depends on the
 # link's measured latency, so it is tested in the Swift suites, not here.)
+tmp="$work"
 "$felica" dump --json --device virtual:suica | python3 -c 'import json,sys; d=json.load(sys.stdin); d["bitRates"]=[212]; json.dump(d, sys.stdout, ensure_ascii=False)' >"$tmp/slow-suica.json"
 rate_script="$tmp/rate.sh"
 cat >"$rate_script" <<EOS
@@ -121,29 +102,9 @@ else
   fail "usb?rate=424 with a 212-only card: exit $(cat "$tmp/slow.fixed424.rc")"; cat "$tmp/slow.fixed424.err" >&2
 fi
 
-# Faults: FAULT-OPTIONS | first command | what its error must say (regex, empty: it must
+# Faults: name | sim options | first command | what its error must say (regex, empty: it must
 # succeed) | what the second command (same reader, same card) must print.
-check_fault() {
-  local name="$1" options="$2" first="$3" expect="$4" second="$5"
-  local start end
-  start=$(date +%s%N)
-  # shellcheck disable=SC2086
-  timeout 60 "$sim" rcs380 $options -- bash -c "timeout 30 \"$felica\" $first --device usb >\"$tmp/f1.out\" 2>\"$tmp/f1.err\"; echo \$? >\"$tmp/f1.rc\"; timeout 30 \"$felica\" $second --device usb >\"$tmp/f2.out\" 2>\"$tmp/f2.err\"; echo \$? >\"$tmp/f2.rc\"" 2>"$tmp/f.sim.err"
-  end=$(date +%s%N)
-  local rc1 rc2 ms=$(((end - start) / 1000000))
-  rc1=$(cat "$tmp/f1.rc" 2>/dev/null || echo none); rc2=$(cat "$tmp/f2.rc" 2>/dev/null || echo none)
-  if [[ -n "$expect" ]] && { [[ "$rc1" == 0 || "$rc1" == none || "$rc1" == 124 ]] || ! grep -qE "$expect" "$tmp/f1.err"; }; then
-    fail "$name: first command exit $rc1, expected an error matching /$expect/"; cat "$tmp/f1.err" "$tmp/f.sim.err" >&2
-  elif [[ -z "$expect" && "$rc1" != 0 ]]; then
-    fail "$name: first command exit $rc1, expected it to recover"; cat "$tmp/f1.err" >&2
-  elif [[ "$second" != "-" && ( "$rc2" != 0 ) ]]; then
-    fail "$name: the next command failed (exit $rc2)"; cat "$tmp/f2.err" >&2
-  elif ((ms > 20000)); then
-    fail "$name: took $ms ms (hang guard 20 s)"
-  else
-    pass "$name: $( [[ -n "$expect" ]] && head -c 160 "$tmp/f1.err" | tr '\n' ' ' || echo recovered); next command ok"
-  fi
-}
+check_fault() { usb_fault rcs380 usb "$@"; }
 check_fault "no card" "--no-card" "poll" "no card answered Polling" "-"
 check_fault "card removed mid-read" "--card suica --remove-after 2" "history" "the card left the reader" "-"
 check_fault "corrupt frame" "--card suica --fault corrupt@2" "balance" "" "balance"

@@ -75,3 +75,61 @@ stage_end() {
   echo "$stage: all $checks checks passed" >&2
   exit 0
 }
+
+# Stages 55-usb and 56-rcs956 drive an emulated USB reader (`felica-sim SIM -- COMMAND`).
+#
+# usb_matches_virtual SIM DEVICE CARD ARGS...: runs `felica ARGS --device DEVICE` for each
+# ARGS (one string each) under one `felica-sim SIM --card CARD` (one bridge start-up), and
+# checks that each prints exactly what `--device virtual:CARD` prints.
+usb_matches_virtual() {
+  local sim_command="$1" device="$2" card="$3"
+  shift 3
+  local script="$work/$card.sh" i args vs rs
+  : >"$script"
+  i=0
+  for args in "$@"; do
+    echo "timeout 30 \"$felica\" $args --device $device >\"$work/$card.$i.out\" 2>\"$work/$card.$i.err\"; echo \$? >\"$work/$card.$i.rc\"" >>"$script"
+    i=$((i + 1))
+  done
+  timeout 120 "$sim" "$sim_command" --card "$card" -- bash "$script" 2>"$work/$card.sim.err"
+  i=0
+  for args in "$@"; do
+    # shellcheck disable=SC2086
+    "$felica" $args --device "virtual:$card" >"$work/v.out" 2>/dev/null; vs=$?
+    rs=$(cat "$work/$card.$i.rc" 2>/dev/null || echo "not run")
+    if [[ "$vs" != 0 || "$rs" != 0 ]]; then
+      fail "$card $args: exit virtual $vs, $device $rs"; cat "$work/$card.$i.err" "$work/$card.sim.err" 2>/dev/null | head -5 >&2
+    elif ! cmp -s "$work/v.out" "$work/$card.$i.out"; then
+      fail "$card $args: output differs"; diff "$work/v.out" "$work/$card.$i.out" | head -20 >&2
+    else
+      pass "$card $args --device $device: output equals virtual output"
+    fi
+    i=$((i + 1))
+  done
+}
+
+# usb_fault SIM DEVICE NAME SIM-OPTIONS FIRST EXPECT SECOND: under `felica-sim SIM
+# SIM-OPTIONS`, runs `felica FIRST --device DEVICE`, then `felica SECOND` on the same reader.
+# EXPECT is a regex the first command's error must match (empty: it must succeed); SECOND
+# "-" means the second command may fail (the card is gone). Both must end within 20 s.
+usb_fault() {
+  local sim_command="$1" device="$2" name="$3" options="$4" first="$5" expect="$6" second="$7"
+  local start end rc1 rc2 ms
+  start=$(now_ms)
+  # shellcheck disable=SC2086
+  timeout 60 "$sim" "$sim_command" $options -- bash -c "timeout 30 \"$felica\" $first --device $device >\"$work/f1.out\" 2>\"$work/f1.err\"; echo \$? >\"$work/f1.rc\"; timeout 30 \"$felica\" $second --device $device >\"$work/f2.out\" 2>\"$work/f2.err\"; echo \$? >\"$work/f2.rc\"" 2>"$work/f.sim.err"
+  end=$(now_ms)
+  ms=$((end - start))
+  rc1=$(cat "$work/f1.rc" 2>/dev/null || echo none); rc2=$(cat "$work/f2.rc" 2>/dev/null || echo none)
+  if [[ -n "$expect" ]] && { [[ "$rc1" == 0 || "$rc1" == none || "$rc1" == 124 ]] || ! grep -qE "$expect" "$work/f1.err"; }; then
+    fail "$name: first command exit $rc1, expected an error matching /$expect/"; cat "$work/f1.err" "$work/f.sim.err" >&2
+  elif [[ -z "$expect" && "$rc1" != 0 ]]; then
+    fail "$name: first command exit $rc1, expected it to recover"; cat "$work/f1.err" >&2
+  elif [[ "$second" != "-" && "$rc2" != 0 ]]; then
+    fail "$name: the next command failed (exit $rc2)"; cat "$work/f2.err" >&2
+  elif ((ms > 20000)); then
+    fail "$name: took $ms ms (hang guard 20 s)"
+  else
+    pass "$name: $( [[ -n "$expect" ]] && head -c 160 "$work/f1.err" | tr '\n' ' ' || echo recovered); next command ok"
+  fi
+}

@@ -66,72 +66,18 @@ struct RCS380SimCommand: CLICommand {
     func run(_ console: Console) async throws -> Int32 {
         let virtual = try card.map { name throws(FeliCaError) in try VirtualCard.named(name) }
         if let removeAfter { virtual?.removeAfter(exchanges: removeAfter) }
-        guard let bridge = Self.bridgeScript() else {
-            throw CLIError("felica-sim rcs380: the USB bridge script (rcs380-bridge.py) is missing from the build's resources; rebuild, or set FELICA_RCS380_BRIDGE to its path", exitCode: ExitCode.unavailable)
-        }
-        var pair: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
-            throw CLIError("felica-sim rcs380: cannot create a socket pair: \(String(cString: strerror(errno)))")
-        }
-        var argv = ["umockdev-wrapper", "/usr/bin/python3", bridge, "--fd", "3", "--product", product]
+        var bridgeOptions: [String] = []
         if let kernelDriver {
-            argv += ["--kernel-driver", "port100"] + (kernelDriver == "detachable" ? ["--allow-detach"] : [])
+            bridgeOptions += ["--kernel-driver", "port100"] + (kernelDriver == "detachable" ? ["--allow-detach"] : [])
         }
-        argv += ["--"] + command
-        let pid: pid_t
-        do {
-            pid = try ChildProcess.spawn(argv, passing: pair[1], as: 3)
-        } catch {
-            close(pair[0]); close(pair[1])
-            throw error
-        }
-        close(pair[1])
-        let server = RCS380Server(socket: pair[0], card: virtual, options: options)
-        let serving = Thread { server.serve() }
-        serving.name = "felica-sim rcs380"
-        serving.start()
-        let status = await ChildProcess.wait(pid)
-        if status == 127 {
-            console.diag("felica-sim rcs380: could not start the bridge (needs umockdev-wrapper and /usr/bin/python3 with gi: sudo apt-get install umockdev gir1.2-umockdev-1.0 python3-gi)")
-        }
-        return status
+        return try await USBBridge.run(command, device: Self.device(product: product), emulator: RCS380Emulator(card: virtual, options: options),
+                                       bridgeOptions: bridgeOptions, name: "rcs380", console: console)
     }
 
-    /// The bridge script: `$FELICA_RCS380_BRIDGE`, else the copy in the build's resources.
-    static func bridgeScript() -> String? {
-        if let path = getenv("FELICA_RCS380_BRIDGE").map({ String(cString: $0) }), !path.isEmpty { return path }
-        return Bundle.module.path(forResource: "rcs380-bridge", ofType: "py")
-    }
-}
-
-/// Starting and reaping a child process with one extra descriptor handed down.
-enum ChildProcess {
-    /// Starts `argv` (looked up on PATH) with `fd` as descriptor `target` and the rest of
-    /// this process's environment and standard streams.
-    static func spawn(_ argv: [String], passing fd: Int32, as target: Int32) throws(CLIError) -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, fd, target)
-        var cArgs = argv.map { strdup($0) } + [nil]
-        defer { for p in cArgs { free(p) } }
-        var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, argv[0], &actions, nil, &cArgs, environ)
-        guard rc == 0 else {
-            throw CLIError("cannot start \(argv[0]): \(String(cString: strerror(rc)))", exitCode: ExitCode.unavailable)
-        }
-        return pid
-    }
-
-    /// Waits for `pid` on a thread of its own; returns its exit status (128 + signal when killed).
-    static func wait(_ pid: pid_t) async -> Int32 {
-        await withCheckedContinuation { (c: CheckedContinuation<Int32, Never>) in
-            Thread.detachNewThread {
-                var status: Int32 = 0
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-                let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-                c.resume(returning: code)
-            }
-        }
+    /// The RC-S380/S (06c1) or RC-S380/P (06c3) on the bus.
+    static func device(product: String) -> EmulatedUSBDevice {
+        EmulatedUSBDevice(vendor: RCS380Emulator.vendorID, product: product == "06c3" ? 0x06C3 : RCS380Emulator.productID, release: 0x0110,
+                          outEndpoint: 0x02, inEndpoint: 0x81, maxPower: 0xFA,
+                          manufacturer: "SONY", productName: product == "06c3" ? "RC-S380/P" : "RC-S380/S")
     }
 }

@@ -2,28 +2,35 @@ import FeliCa
 import Glibc
 import Synchronization
 
-/// Runs an ``RCS380Emulator`` behind the USB bridge of `felica-sim rcs380`: the bridge
-/// (umockdev's usbdevfs plumbing) writes each bulk OUT transfer as a line `W <hex>` on a
-/// stream socket; the server answers `R <hex>` when the reader puts a transfer on the bulk
-/// IN endpoint, at the time the emulator says, and `U` when the reader leaves the bus.
-public final class RCS380Server: Sendable {
-    private let emulator: Mutex<RCS380Emulator>
+/// A reader's state machine that the USB bridge can carry: each bulk OUT transfer the host
+/// wrote goes in, and what the reader puts on the bulk IN endpoint (or its leaving the bus)
+/// comes out, each with its time.
+public protocol USBBridgedEmulator: Sendable {
+    mutating func receive(_ bytes: some Sequence<UInt8>, at now: Duration) -> [EmulatorAction]
+}
+
+extension RCS380Emulator: USBBridgedEmulator {}
+extension PN532Emulator: USBBridgedEmulator {}
+
+/// Runs an emulated USB reader behind the umockdev bridge of `felica-sim rcs380` and
+/// `felica-sim rcs956`: the bridge (the usbdevfs plumbing) writes each bulk OUT transfer as
+/// a line `W <hex>` on a stream socket; the server answers `R <hex>` when the reader puts a
+/// transfer on the bulk IN endpoint, at the time the emulator says, and `U` when the reader
+/// leaves the bus.
+public final class USBBridgeServer<Emulator: USBBridgedEmulator>: Sendable {
+    private let emulator: Mutex<Emulator>
     private let socket: Int32
 
     /// Serves the bridge connected to `socket` (which the server closes when done).
-    public init(socket: Int32, card: VirtualCard?, options: RCS380Emulator.Options = .init()) {
+    public init(socket: Int32, emulator: Emulator) {
         self.socket = socket
-        emulator = Mutex(RCS380Emulator(card: card, options: options))
+        self.emulator = Mutex(emulator)
     }
 
-    /// Host commands handled so far.
-    public var commandCount: Int { emulator.withLock { $0.commandCount } }
-    /// Packets handed to the card so far.
-    public var cardExchanges: Int { emulator.withLock { $0.cardExchanges } }
-    /// Broken frames the host sent.
-    public var invalidFrames: Int { emulator.withLock { $0.invalidFrames } }
-    /// Commands the host aborted with an ACK.
-    public var abortedCommands: Int { emulator.withLock { $0.abortedCommands } }
+    /// Reads the emulator's state (its counters) between transfers.
+    public func inspect<R: Sendable>(_ body: (Emulator) -> R) -> R {
+        emulator.withLock { body($0) }
+    }
 
     /// Serves until the bridge closes its end; blocks the calling thread (give it one of
     /// its own).

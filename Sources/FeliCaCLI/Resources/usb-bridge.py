@@ -1,10 +1,12 @@
 #!/usr/bin/python3
-"""USB plumbing for felica-sim's emulated Sony RC-S380.
+"""USB plumbing for felica-sim's emulated USB readers (Sony RC-S380, RC-S360).
 
-Builds a umockdev testbed holding one fake USB device (Sony 054c:06c1), runs COMMAND
-with the testbed visible to it, and carries the device's bulk transfers between the
-client's libusb (usbdevfs ioctls, intercepted by umockdev) and the reader's behaviour,
-which lives in felica-sim (Swift) at the other end of the socket passed as --fd.
+Builds a umockdev testbed holding one fake USB device, runs COMMAND with the testbed
+visible to it, and carries the device's bulk transfers between the client's libusb
+(usbdevfs ioctls, intercepted by umockdev; libusb-1.0 and the older libusb-0.1 that
+libnfc uses) and the reader's behaviour, which lives in felica-sim (Swift) at the other
+end of the socket passed as --fd. felica-sim also decides what the device is: its
+descriptors (--descriptors, device then configuration descriptor, hex) and strings.
 
 Only transfers are handled here; what the reader answers, and when, is decided by
 felica-sim. Lines on the socket:
@@ -62,18 +64,34 @@ CAP_NO_PACKET_SIZE_LIM = 0x04
 CAP_REAP_AFTER_DISCONNECT = 0x10
 URB_FORMAT = "<BBxxiI4xQiiiiiIQ"
 URB_SIZE = struct.calcsize(URB_FORMAT)
-PACKET_SIZE = 64
+CTRL_FORMAT = "<BBHHHI4xQ"  # struct usbdevfs_ctrltransfer (USBDEVFS_CONTROL, libusb-0.1)
+USBDEVFS_DISCONNECT = 0x5516  # ioctl codes inside USBDEVFS_IOCTL
+USBDEVFS_CONNECT = 0x5517
 EMPTY_REAP_HOLD_MS = 2
-DEBUG = bool(os.environ.get("FELICA_RCS380_BRIDGE_DEBUG"))
+DEBUG = bool(os.environ.get("FELICA_USB_BRIDGE_DEBUG"))
 
 
-def descriptors(vendor, product):
-    device = struct.pack("<BBHBBBBHHHBBBB", 18, 1, 0x0200, 0, 0, 0, 64, vendor, product, 0x0110, 1, 2, 0, 1)
-    config = struct.pack("<BBHBBBBB", 9, 2, 32, 1, 1, 0, 0x80, 0xFA)
-    interface = struct.pack("<BBBBBBBBB", 9, 4, 0, 0, 2, 0xFF, 0xFF, 0xFF, 0)
-    out_ep = struct.pack("<BBBBHB", 7, 5, 0x02, 2, PACKET_SIZE, 0)
-    in_ep = struct.pack("<BBBBHB", 7, 5, 0x81, 2, PACKET_SIZE, 0)
-    return device + config + interface + out_ep + in_ep
+class Device:
+    """What the descriptors say: ids, release, and the bulk endpoints with their packet size."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        _len, _type, _usb, _cls, _sub, _proto, _mps0, self.vendor, self.product, self.release, _m, _p, _s, _n = \
+            struct.unpack("<BBHBBBBHHHBBBB", raw[:18])
+        self.out_ep = self.in_ep = None
+        self.packet_size = 64
+        i = 18
+        while i + 2 <= len(raw) and raw[i] >= 2:
+            if raw[i + 1] == 5 and raw[i + 3] & 3 == 2:  # a bulk endpoint
+                address, size = raw[i + 2], struct.unpack("<H", raw[i + 4:i + 6])[0]
+                if address & 0x80:
+                    self.in_ep = address
+                else:
+                    self.out_ep = address
+                self.packet_size = size
+            i += raw[i]
+        if self.out_ep is None or self.in_ep is None:
+            raise ValueError("the descriptors name no bulk OUT and IN endpoints")
 
 
 def string_descriptor(text):
@@ -84,8 +102,9 @@ def string_descriptor(text):
 class Reader(UMockdev.IoctlBase):
     """Answers the client's usbdevfs ioctls for one emulated reader."""
 
-    def __init__(self, sim, strings, kernel_driver):
+    def __init__(self, sim, device, strings, kernel_driver):
         super().__init__()
+        self.device = device
         # umockdev calls the ioctl handler on a thread of its own, while the sim's lines and
         # the reap timers arrive on the main loop: one lock keeps the two apart.
         self.lock = threading.RLock()
@@ -105,7 +124,7 @@ class Reader(UMockdev.IoctlBase):
             with self.lock:
                 self.handle(client)
         except Exception as e:  # an unanswered ioctl would hang the client forever
-            print("rcs380-bridge: %r" % (e,), file=sys.stderr)
+            print("usb-bridge: %r" % (e,), file=sys.stderr)
             client.complete(-1, errno.EIO)
         return True
 
@@ -113,7 +132,7 @@ class Reader(UMockdev.IoctlBase):
         request = client.get_request() & 0xFFFFFFFF
         arg = client.get_arg()
         if DEBUG:
-            print("rcs380-bridge: ioctl %08x done=%d held=%d waiting=%d data=%d" % (request, len(self.done), len(self.held), len(self.in_waiting), len(self.in_data)), file=sys.stderr)
+            print("usb-bridge: ioctl %08x done=%d held=%d waiting=%d data=%d" % (request, len(self.done), len(self.held), len(self.in_waiting), len(self.in_data)), file=sys.stderr)
         if self.unplugged and request not in (REAPURB, REAPURBNDELAY, DISCARDURB, RELEASEINTERFACE):
             client.complete(-1, errno.ENODEV)
         elif request == GET_CAPABILITIES:
@@ -131,19 +150,23 @@ class Reader(UMockdev.IoctlBase):
         elif request == CLAIMINTERFACE:
             client.complete(*((-1, errno.EBUSY) if self.kernel_driver else (0, 0)))
         elif request == DISCONNECT_CLAIM:
-            # The kernel driver may be detached only when the bridge was told so.
-            if self.kernel_driver and not self.allow_detach:
-                client.complete(-1, errno.EBUSY)
-            else:
-                self.kernel_driver = None
-                client.complete(0, 0)
+            self.detach(client)
+        elif request == CONNECTINFO:
+            d = arg.resolve(0, 8)
+            d.update(0, struct.pack("<IB3x", self.address, 0))
+            client.complete(0, 0)
+        elif request == CONTROL:
+            # libusb-0.1's synchronous control transfer (libusb-1.0 sends control URBs).
+            ctrl = arg.resolve(0, struct.calcsize(CTRL_FORMAT))
+            request_type, req, value, index, length, _timeout, _data = struct.unpack(CTRL_FORMAT, bytes(ctrl.retrieve()))
+            reply = self.control(struct.pack("<BBHHH", request_type, req, value, index, length))
+            if reply and length:
+                ctrl.resolve(16, length).update(0, reply)
+            client.complete(len(reply), 0)
+        elif request == IOCTL and struct.unpack("<iI", bytes(arg.resolve(0, 8).retrieve()))[1] not in (USBDEVFS_DISCONNECT, USBDEVFS_CONNECT):
+            client.complete(-1, errno.ENOSYS)  # a hub's port information, say: not a hub
         elif request == IOCTL:
-            # USBDEVFS_DISCONNECT / CONNECT through the generic ioctl: detach the kernel driver.
-            if self.kernel_driver and not self.allow_detach:
-                client.complete(-1, errno.EBUSY)
-            else:
-                self.kernel_driver = None
-                client.complete(0, 0)
+            self.detach(client)  # USBDEVFS_DISCONNECT / CONNECT through the generic ioctl
         elif request in (RELEASEINTERFACE, SETINTERFACE, SETCONFIGURATION, CLEAR_HALT, RESET):
             client.complete(0, 0)
         elif request == GET_SPEED:
@@ -157,6 +180,14 @@ class Reader(UMockdev.IoctlBase):
         else:
             client.complete(-1, errno.ENOTTY)
 
+    def detach(self, client):
+        """Detaches the kernel driver, which may be done only when the bridge was told so."""
+        if self.kernel_driver and not self.allow_detach:
+            client.complete(-1, errno.EBUSY)
+        else:
+            self.kernel_driver = None
+            client.complete(0, 0)
+
     def submit(self, client, arg):
         urb = arg.resolve(0, URB_SIZE)
         kind, endpoint, _status, flags, _buf, length, *_ = struct.unpack(URB_FORMAT, bytes(urb.retrieve()))
@@ -164,18 +195,18 @@ class Reader(UMockdev.IoctlBase):
         buffer = urb.resolve(16, length) if length else None
         if kind == URB_TYPE_CONTROL and buffer is not None:
             self.finish(client, urb, buffer, 0, self.control(bytes(buffer.retrieve()[:8])), offset=8)
-        elif kind == URB_TYPE_BULK and endpoint == 0x02:
+        elif kind == URB_TYPE_BULK and endpoint == self.device.out_ep:
             data = bytes(buffer.retrieve()) if buffer is not None else b""
             self.finish(client, urb, None, 0, None, actual=length)
             self.out_pending += data
             # A transfer ends with a short packet: one that is not full, or a zero-length one.
-            if length % PACKET_SIZE != 0 or flags & URB_ZERO_PACKET or length == 0:
+            if length % self.device.packet_size != 0 or flags & URB_ZERO_PACKET or length == 0:
                 frame, self.out_pending = self.out_pending, b""
                 if frame:
                     if DEBUG:
-                        print("rcs380-bridge: to sim %s" % frame.hex(), file=sys.stderr)
+                        print("usb-bridge: to sim %s" % frame.hex(), file=sys.stderr)
                     self.send_to_sim("W " + frame.hex())
-        elif kind == URB_TYPE_BULK and endpoint == 0x81:
+        elif kind == URB_TYPE_BULK and endpoint == self.device.in_ep:
             self.in_waiting.append((client, urb, buffer, length))
             self.fill()
         else:
@@ -246,7 +277,7 @@ class Reader(UMockdev.IoctlBase):
                 self.reap(entry["client"], entry["arg"], entry["nonblocking"])
         except Exception as e:
             if DEBUG:
-                print("rcs380-bridge: held reap: %r" % (e,), file=sys.stderr)
+                print("usb-bridge: held reap: %r" % (e,), file=sys.stderr)
 
     def wake(self):
         self.held = [e for e in self.held if e["client"].get_connected()]
@@ -279,7 +310,7 @@ class Reader(UMockdev.IoctlBase):
 
     def take(self, line):
         if DEBUG:
-            print("rcs380-bridge: from sim %s" % line, file=sys.stderr)
+            print("usb-bridge: from sim %s" % line, file=sys.stderr)
         if line.startswith("R "):
             self.in_data.append(bytes.fromhex(line[2:]))
             self.fill()
@@ -297,7 +328,9 @@ def main():
     p.add_argument("--fd", type=int, required=True, help="socket to felica-sim")
     p.add_argument("--bus", type=int, default=1)
     p.add_argument("--address", type=int, default=4)
-    p.add_argument("--product", default="06c1")
+    p.add_argument("--descriptors", required=True, help="device and configuration descriptors, hex")
+    p.add_argument("--manufacturer", help="string descriptor 1")
+    p.add_argument("--product-name", help="string descriptor 2")
     p.add_argument("--kernel-driver", help="pretend this kernel driver holds the interface")
     p.add_argument("--allow-detach", action="store_true", help="let the client detach that driver")
     p.add_argument("command", nargs=argparse.REMAINDER)
@@ -305,28 +338,36 @@ def main():
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         p.error("no command to run")
+    raw = bytes.fromhex(args.descriptors)
+    try:
+        device = Device(raw)
+    except (ValueError, struct.error) as e:
+        p.error("--descriptors: %s" % (e,))
 
     sim = socket.socket(fileno=args.fd)
-    names = {1: "SONY", 2: "RC-S380/S" if args.product == "06c1" else "RC-S380/P"}
-    reader = Reader(sim, names, args.kernel_driver)
+    strings = {i: text for i, text in ((1, args.manufacturer), (2, args.product_name)) if text}
+    reader = Reader(sim, device, strings, args.kernel_driver)
     reader.allow_detach = args.allow_detach
+    reader.address = args.address
 
     testbed = UMockdev.Testbed.new()
     devnode = "/dev/bus/usb/%03d/%03d" % (args.bus, args.address)
     # The handler first, so the node answers from the moment it appears.
     testbed.attach_ioctl(devnode, reader)
+    # sysfs for libusb-1.0 (through libudev); the node's own contents, the descriptors, for
+    # libusb-0.1, which reads them from the node as it would from usbfs.
     record = "".join([
         "P: /devices/pci0000:00/0000:00:14.0/usb%d/%d-%d\n" % (args.bus, args.bus, args.address),
-        "N: bus/usb/%03d/%03d\n" % (args.bus, args.address),
+        "N: bus/usb/%03d/%03d=%s\n" % (args.bus, args.address, raw.hex().upper()),
         "E: SUBSYSTEM=usb\nE: DEVTYPE=usb_device\n",
         "E: DEVNAME=%s\n" % devnode,
         "E: BUSNUM=%03d\nE: DEVNUM=%03d\n" % (args.bus, args.address),
-        "E: PRODUCT=54c/%x/110\n" % int(args.product, 16),
-        "A: idVendor=054c\\n\nA: idProduct=%s\\n\n" % args.product,
+        "E: PRODUCT=%x/%x/%x\n" % (device.vendor, device.product, device.release),
+        "A: idVendor=%04x\\n\nA: idProduct=%04x\\n\n" % (device.vendor, device.product),
         "A: busnum=%d\\n\nA: devnum=%d\\n\n" % (args.bus, args.address),
         "A: speed=12\\n\nA: bConfigurationValue=1\\n\n",
-        "A: manufacturer=SONY\\n\nA: product=%s\\n\n" % names[2],
-        "H: descriptors=%s\n" % descriptors(0x054C, int(args.product, 16)).hex(),
+        "".join("A: %s=%s\\n\n" % (name, strings[i]) for i, name in ((1, "manufacturer"), (2, "product")) if i in strings),
+        "H: descriptors=%s\n" % raw.hex(),
     ])
     testbed.add_from_string(record)
 

@@ -1,0 +1,115 @@
+import FeliCa
+import FeliCaSimulation
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What an emulated USB reader shows on the fake bus: its descriptors and strings, which
+/// the bridge turns into the fake sysfs entry and device node.
+struct EmulatedUSBDevice: Sendable {
+    var vendor: UInt16
+    var product: UInt16
+    /// bcdDevice.
+    var release: UInt16
+    var outEndpoint: UInt8
+    var inEndpoint: UInt8
+    var packetSize: UInt16 = 64
+    /// In units of 2 mA, as the configuration descriptor counts it.
+    var maxPower: UInt8
+    /// String descriptors 1 and 2; nil = the device has none (index 0 in the descriptor).
+    var manufacturer: String?
+    var productName: String?
+
+    /// The device descriptor, then the configuration descriptor with its one vendor-specific
+    /// interface and two bulk endpoints.
+    var descriptors: [UInt8] {
+        func le(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
+        let device: [UInt8] = [18, 1] + le(0x0200) + [0, 0, 0, 64] + le(vendor) + le(product) + le(release)
+            + [manufacturer == nil ? 0 : 1, productName == nil ? 0 : 2, 0, 1]
+        let configuration: [UInt8] = [9, 2] + le(32) + [1, 1, 0, 0x80, maxPower]
+        let interface: [UInt8] = [9, 4, 0, 0, 2, 0xFF, 0xFF, 0xFF, 0]
+        let endpoints: [UInt8] = [outEndpoint, inEndpoint].flatMap { (address: UInt8) -> [UInt8] in [7, 5, address, 2] + le(packetSize) + [0] }
+        return device + configuration + interface + endpoints
+    }
+}
+
+/// Runs a command with an emulated reader on a umockdev USB bus: starts the bridge script
+/// (umockdev's usbdevfs plumbing, in Python) with the command under it, and serves the
+/// bridge with the reader's state machine on a thread of its own.
+enum USBBridge {
+    /// Runs `command` with `device` on the bus, behaving as `emulator`; returns the command's
+    /// exit status. `bridgeOptions` go to the bridge as they are (kernel-driver states).
+    static func run<E: USBBridgedEmulator>(
+        _ command: [String], device: EmulatedUSBDevice, emulator: E, bridgeOptions: [String] = [],
+        name: String, console: Console
+    ) async throws -> Int32 {
+        guard let bridge = script() else {
+            throw CLIError("felica-sim \(name): the USB bridge script (usb-bridge.py) is missing from the build's resources; rebuild, or set FELICA_USB_BRIDGE to its path", exitCode: ExitCode.unavailable)
+        }
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            throw CLIError("felica-sim \(name): cannot create a socket pair: \(String(cString: strerror(errno)))")
+        }
+        var argv = ["umockdev-wrapper", "/usr/bin/python3", bridge, "--fd", "3", "--descriptors", Hex.encode(device.descriptors)]
+        if let m = device.manufacturer { argv += ["--manufacturer", m] }
+        if let p = device.productName { argv += ["--product-name", p] }
+        argv += bridgeOptions + ["--"] + command
+        let pid: pid_t
+        do {
+            pid = try ChildProcess.spawn(argv, passing: pair[1], as: 3)
+        } catch {
+            close(pair[0]); close(pair[1])
+            throw error
+        }
+        close(pair[1])
+        let server = USBBridgeServer(socket: pair[0], emulator: emulator)
+        let serving = Thread { server.serve() }
+        serving.name = "felica-sim \(name)"
+        serving.start()
+        let status = await ChildProcess.wait(pid)
+        if status == 127 {
+            console.diag("felica-sim \(name): could not start the bridge (needs umockdev-wrapper and /usr/bin/python3 with gi: sudo apt-get install umockdev gir1.2-umockdev-1.0 python3-gi)")
+        }
+        return status
+    }
+
+    /// The bridge script: `$FELICA_USB_BRIDGE`, else the copy in the build's resources.
+    static func script() -> String? {
+        if let path = getenv("FELICA_USB_BRIDGE").map({ String(cString: $0) }), !path.isEmpty { return path }
+        return Bundle.module.path(forResource: "usb-bridge", ofType: "py")
+    }
+}
+
+/// Starting and reaping a child process with one extra descriptor handed down.
+enum ChildProcess {
+    /// Starts `argv` (looked up on PATH) with `fd` as descriptor `target` and the rest of
+    /// this process's environment and standard streams.
+    static func spawn(_ argv: [String], passing fd: Int32, as target: Int32) throws(CLIError) -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, fd, target)
+        var cArgs = argv.map { strdup($0) } + [nil]
+        defer { for p in cArgs { free(p) } }
+        var pid: pid_t = 0
+        let rc = posix_spawnp(&pid, argv[0], &actions, nil, &cArgs, environ)
+        guard rc == 0 else {
+            throw CLIError("cannot start \(argv[0]): \(String(cString: strerror(rc)))", exitCode: ExitCode.unavailable)
+        }
+        return pid
+    }
+
+    /// Waits for `pid` on a thread of its own; returns its exit status (128 + signal when killed).
+    static func wait(_ pid: pid_t) async -> Int32 {
+        await withCheckedContinuation { (c: CheckedContinuation<Int32, Never>) in
+            Thread.detachNewThread {
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+                c.resume(returning: code)
+            }
+        }
+    }
+}
