@@ -85,7 +85,7 @@ let package = Package(
         .testTarget(name: "FeliCaReaderCodecsTests", dependencies: ["FeliCa", "FeliCaReaderCodecs"], swiftSettings: strict),
         .testTarget(name: "FeliCaTransportSupportTests", dependencies: ["FeliCaTransportSupport"], swiftSettings: strict),
         .testTarget(name: "FeliCaJSONTests", dependencies: ["FeliCaJSON"], swiftSettings: strict),
-        .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaReaderCodecs"], swiftSettings: strict),
+        .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaReaderCodecs", "FeliCaCards", "FeliCaJSON"], swiftSettings: strict),
         .testTarget(name: "FeliCaHistoryTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaHistory", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaCardsTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaTraceTests", dependencies: ["TestSupport", "FeliCa", "FeliCaTrace", "FeliCaSimulation", "FeliCaCards"], swiftSettings: strict),

@@ -38,12 +38,27 @@ func usbBenchmarks() async {
         whole.append(r.ms)
     }
     print(pad("felica balance --device usb, RC-S380 emulator, rf timing, whole process", 62) + summary(whole))
+    // 212 kbps throughout against 424 kbps when the reading pays for the switch.
+    for (command, count, mark) in [("history", runs, "¥1,234"), ("dump", max(3, runs / 2), "System 0003")] {
+        for spec in ["usb?rate=212", "usb", "usb?rate=fastest"] {
+            var times: [Double] = []
+            for _ in 0..<count {
+                let r = runProcess(felica, [command, "--device", spec])
+                guard r.status == 0, r.stdout.contains(mark) else { print("felica \(command) --device \(spec) failed: \(r.stderr)"); return }
+                times.append(r.ms)
+            }
+            print(pad("felica \(command) --device \(spec), whole process", 62) + summary(times))
+        }
+    }
 
     guard let transport = try? await DeviceResolver.open(DeviceSpec(.usb(.first))) else {
         print("cannot open the emulated RC-S380: skipped")
         return
     }
     let session = CardSession(transport: transport)
+    let turn = (1...2000).first { session.fasterBitRatePays(forBlocks: $0) }
+    print(pad("  link latency measured at open (median set-up command)", 50) + fixed(Double(transport.linkLatency.components.attoseconds) / 1e15 + Double(transport.linkLatency.components.seconds) * 1000, 3)
+          + " ms; 424 kbps pays from " + (turn.map { "\($0) blocks" } ?? "never"))
     guard let target = try? await session.detect() else {
         print("no card on the emulated RC-S380: skipped")
         await transport.close()
@@ -61,6 +76,15 @@ func usbBenchmarks() async {
         _ = try! await session.systemCodes(of: t)
     }
     await measureAsync("  read 10 blocks of 090F, rf timing", runs: 15) {
+        _ = try! await session.read(service: 0x090F, blocks: 0..<10, from: target)
+    }
+    await measureAsync("  move to 424 kbps (Polling for communication performance + InSetRF) and back", runs: 15) {
+        let rate = try! await session.useFastestBitRate(for: target)
+        precondition(rate == .kbps424)
+        try! await transport.switchBitRate(to: .kbps212)
+    }
+    try! await transport.switchBitRate(to: .kbps424)
+    await measureAsync("  read 10 blocks of 090F at 424 kbps, rf timing", runs: 15) {
         _ = try! await session.read(service: 0x090F, blocks: 0..<10, from: target)
     }
     await transport.close()

@@ -22,6 +22,14 @@ public protocol Transport: AnyObject, Sendable {
     /// The IDm and PMm of the card in the field as the reader itself reports them, for a
     /// reader that will not forward Polling; nil when the reader cannot tell.
     func readerReportedIdentity() async throws(FeliCaError) -> (idm: IDm, pmm: PMm)?
+    /// The bit rate exchanges run at now.
+    var bitRate: AirTiming.BitRate { get }
+    /// The bit rates this link can switch its exchanges to, ``bitRate`` among them. A card
+    /// answers at the rate it is spoken to, if it supports that rate at all: Polling with
+    /// ``PollingRequestCode/communicationPerformance`` tells (``CardSession/useFastestBitRate(for:)``).
+    var bitRates: [AirTiming.BitRate] { get }
+    /// Runs the following exchanges at `rate`, one of ``bitRates``.
+    func switchBitRate(to rate: AirTiming.BitRate) async throws(FeliCaError)
 }
 
 extension Transport {
@@ -29,6 +37,16 @@ extension Transport {
     public var longestReply: Int? { nil }
     /// Most readers forward Polling and report nothing themselves.
     public func readerReportedIdentity() async throws(FeliCaError) -> (idm: IDm, pmm: PMm)? { nil }
+    /// Most links run at 212 kbps.
+    public var bitRate: AirTiming.BitRate { .kbps212 }
+    /// Most links run at one rate.
+    public var bitRates: [AirTiming.BitRate] { [bitRate] }
+    /// Most links run at one rate: asking for another is an error.
+    public func switchBitRate(to rate: AirTiming.BitRate) async throws(FeliCaError) {
+        guard rate == bitRate else {
+            throw FeliCaError(.unsupported, "\(name) runs at \(bitRate.rawValue) kbps only, not \(rate.rawValue) kbps")
+        }
+    }
 }
 
 /// Air-interface timing facts (Docs/protocol.md, "Polling timing").
@@ -37,6 +55,16 @@ public enum AirTiming {
     public enum BitRate: Int, Sendable, CaseIterable {
         case kbps212 = 212
         case kbps424 = 424
+
+        /// Whether a card's answer to Polling with
+        /// ``PollingRequestCode/communicationPerformance`` names this rate: the second byte
+        /// of the request data has bit 0 for 212 kbps and bit 1 for 424 kbps.
+        public func isSupported(byCommunicationPerformance data: UInt16) -> Bool {
+            switch self {
+            case .kbps212: data & 0x01 != 0
+            case .kbps424: data & 0x02 != 0
+            }
+        }
     }
 
     /// Preamble (6), sync (2) and CRC (2) that wrap every packet on the air.
@@ -56,4 +84,27 @@ public enum AirTiming {
     public static func pollingWindow(slots: Int) -> Duration {
         pollingSlotZero + pollingSlot * slots
     }
+}
+
+/// A transport that adds something around another one — recording, live output, waiting
+/// for a card — and passes everything else through to ``inner``: its name, latency and
+/// limits, the identity the reader reports, its bit rates, and closing.
+public protocol TransportWrapper: Transport {
+    /// The transport wrapped.
+    var inner: any Transport { get }
+}
+
+extension TransportWrapper {
+    public var name: String { inner.name }
+    public var linkLatency: Duration { inner.linkLatency }
+    public var longestReply: Int? { inner.longestReply }
+    public func readerReportedIdentity() async throws(FeliCaError) -> (idm: IDm, pmm: PMm)? {
+        try await inner.readerReportedIdentity()
+    }
+    public var bitRate: AirTiming.BitRate { inner.bitRate }
+    public var bitRates: [AirTiming.BitRate] { inner.bitRates }
+    public func switchBitRate(to rate: AirTiming.BitRate) async throws(FeliCaError) {
+        try await inner.switchBitRate(to: rate)
+    }
+    public func close() async { await inner.close() }
 }

@@ -16,7 +16,11 @@ enum CardContext {
         if let path = options.trace {
             transport = try TraceHook.record(transport, to: path)
         }
-        return (CardSession(transport: transport), (device as? VirtualTransport)?.card)
+        var sessionOptions = CardSession.Options()
+        if case .usb(_, .fastest)? = try (options.device ?? DeviceResolver.fromEnvironment())?.kind {
+            sessionOptions.fasterBitRate = .always
+        }
+        return (CardSession(transport: transport, options: sessionOptions), (device as? VirtualTransport)?.card)
     }
 
     /// Runs `body` with a session and closes the device afterwards, whatever happens.

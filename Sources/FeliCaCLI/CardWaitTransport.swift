@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Retries are not exchanges of the command: a `--trace` recorder, wrapped around this
 /// transport, records only the Polling that counted.
-final class CardWaitTransport: Transport {
+final class CardWaitTransport: TransportWrapper {
     let inner: any Transport
     let wait: Duration
     /// Called once, when the first Polling went unanswered and waiting begins.
@@ -25,8 +25,6 @@ final class CardWaitTransport: Transport {
         self.onWaiting = onWaiting
     }
 
-    var name: String { inner.name }
-    var linkLatency: Duration { inner.linkLatency }
 
     func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
         guard !settled.withLock({ $0 }), let polling = try? PollingCommand.decode(packet[...]) else {
@@ -61,9 +59,5 @@ final class CardWaitTransport: Transport {
                 }
             }
         }
-    }
-
-    func close() async {
-        await inner.close()
     }
 }

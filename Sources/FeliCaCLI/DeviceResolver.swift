@@ -80,8 +80,8 @@ public enum DeviceResolver {
             }
             let options = PCSCTransport.Options(dialect: chosen, cardWait: wait)
             return try await PCSCTransport.open(reader, options: options, name: name)
-        case .usb(let selector):
-            return try await RCS380Transport.open(selector, name: name)
+        case .usb(let selector, let rate):
+            return try await RCS380Transport.open(selector, name: name, bitRate: rate.rates.start, bitRates: rate.rates.allowed)
         case .virtual(let source, let timing):
             let card: VirtualCard
             switch source {

@@ -15,7 +15,7 @@ import FeliCaTransportSupport
 /// |---|---|
 /// | `libnfc`, `libnfc:<connstring>` | ``Kind/libnfc(connstring:)`` |
 /// | `pcsc`, `pcsc:<reader>` (`?dialect=`, `?wait=`) | ``Kind/pcsc(reader:dialect:)`` |
-/// | `usb`, `usb:<vid>:<pid>` (hex), `usb:<bus>:<address>` (decimal) | ``Kind/usb(_:)`` |
+/// | `usb`, `usb:<vid>:<pid>` (hex), `usb:<bus>:<address>` (decimal) (`?rate=auto\|fastest\|212\|424`, `?wait=`) | ``Kind/usb(_:rate:)`` |
 /// | `virtual:<name>`, `virtual:<image path>` (`?timing=212\|424`) | ``Kind/virtual(_:timing:)`` |
 /// | `replay:<trace path>` (`?lenient`) | ``Kind/replay(path:lenient:)`` |
 public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
@@ -26,12 +26,34 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
         case libnfc(connstring: String?)
         /// A reader through pcscd; `dialect` forces how it carries FeliCa packets.
         case pcsc(reader: PCSCReaderSelector, dialect: PCSCDialect?)
-        /// A USB reader driven natively (Sony RC-S380).
-        case usb(USBReaderSelector)
+        /// A USB reader driven natively (Sony RC-S380), and the bit rates it may use.
+        case usb(USBReaderSelector, rate: RateChoice = .automatic)
         /// A virtual card; `timing` makes it answer as slowly as a real card at that bit rate.
         case virtual(VirtualCardSource, timing: AirTiming.BitRate?)
         /// Answers from a recorded trace; `lenient` replays a damaged trace up to the damage.
         case replay(path: String, lenient: Bool)
+    }
+
+    /// `?rate=` of a native reader: the bit rate it talks to cards at.
+    public enum RateChoice: String, Hashable, Sendable, CaseIterable {
+        /// 212 kbps, then 424 kbps for a reading long enough to pay for asking, when the card
+        /// runs at it (the default).
+        case automatic = "auto"
+        /// 212 kbps, then 424 kbps before every reading of a card that runs at it.
+        case fastest
+        /// 212 kbps only.
+        case kbps212 = "212"
+        /// 424 kbps only, from the first Polling: cards that answer at 212 kbps only are not seen.
+        case kbps424 = "424"
+
+        /// The rate the reader starts at, and the rates a session may switch to.
+        public var rates: (start: AirTiming.BitRate, allowed: [AirTiming.BitRate]) {
+            switch self {
+            case .automatic, .fastest: (.kbps212, [.kbps212, .kbps424])
+            case .kbps212: (.kbps212, [.kbps212])
+            case .kbps424: (.kbps424, [.kbps424])
+            }
+        }
     }
 
     /// The card behind a `virtual:` device.
@@ -110,8 +132,14 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
             try options.finish(kind: "pcsc", known: ["dialect", "wait"])
         case "usb":
             let selector = try needsRest("write usb for the first reader, usb:<vid>:<pid> (e.g. usb:054c:06c1) or usb:<bus>:<address> (e.g. usb:001:004)")
-            self.init(.usb(try selector.map(Self.usbSelector) ?? .first), wait: try options.wait())
-            try options.finish(kind: "usb", known: ["wait"])
+            let rate = try options.take("rate").map { (value: String) throws(ParseError) -> RateChoice in
+                guard let choice = RateChoice(rawValue: value) else {
+                    throw ParseError("device option 'rate': '\(value)' is not one of \(RateChoice.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                return choice
+            } ?? .automatic
+            self.init(.usb(try selector.map(Self.usbSelector) ?? .first, rate: rate), wait: try options.wait())
+            try options.finish(kind: "usb", known: ["rate", "wait"])
         case "virtual":
             guard let card = try needsRest("name a card, such as \(Self.virtualExample)") else {
                 throw ParseError("'virtual' needs a card: \(Self.virtualExample)")
@@ -151,12 +179,13 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
         case .pcsc(let reader, let dialect):
             if case .named(let name) = reader { text = "pcsc:" + name } else { text = "pcsc" }
             if let dialect { options.append("dialect=\(dialect)") }
-        case .usb(let selector):
+        case .usb(let selector, let rate):
             switch selector {
             case .first: text = "usb"
             case .id(let vendor, let product): text = "usb:" + hex4(vendor) + ":" + hex4(product)
             case .path(let bus, let address): text = "usb:" + Self.decimal3(bus) + ":" + Self.decimal3(address)
             }
+            if rate != .automatic { options.append("rate=\(rate.rawValue)") }
         case .virtual(let card, let timing):
             switch card {
             case .builtIn(let name): text = "virtual:" + name

@@ -77,10 +77,20 @@ public struct CardReader: Sendable {
     public var probeTransitCardCommonArea = false
     /// The layouts looked for.
     public var layouts: [PurseLayout] = PurseLayout.all
+    /// Move to the fastest bit rate the card and the reader share before reading, when the
+    /// reading is long enough to pay for it (``CardSession/useFastestBitRate(for:expectedBlocks:)``
+    /// with ``expectedBlocks``): a history reading does, a balance reading does not.
+    public var usesFastestBitRate = true
 
     public init(depth: Depth, stations: StationTable? = nil) {
         self.depth = depth
         self.stations = stations
+    }
+
+    /// Blocks the longest reading of one layout takes at this depth: what moving to a faster
+    /// bit rate is weighed against.
+    public var expectedBlocks: Int {
+        layouts.map { $0.reads(at: depth).reduce(0) { $0 + $1.blocks(at: depth) } }.max() ?? 0
     }
 
     var planner: ReadPlanner { ReadPlanner(depth: depth, probeTransitCardCommonArea: probeTransitCardCommonArea) }
@@ -93,6 +103,7 @@ public struct CardReader: Sendable {
 
     /// Reads a card already found by Polling (`first` = the wildcard answer).
     public func read(_ session: CardSession, first: Target) async throws(FeliCaError) -> CardReport {
+        if usesFastestBitRate { try await session.useFastestBitRate(for: first, expectedBlocks: expectedBlocks) }
         var report = try await readSystems(session, first: first)
         let refused = await session.refusedCommands
         if !refused.isEmpty {

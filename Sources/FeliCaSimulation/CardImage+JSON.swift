@@ -48,6 +48,7 @@ extension CardImage {
         if !ignores.isEmpty {
             o.append("ignores", .array(ignores.sorted { $0.rawValue < $1.rawValue }.map { .string($0.name) }))
         }
+        if let bitRates { o.append("bitRates", .array(bitRates.map { .int($0.rawValue) })) }
         for m in extra where o[m.key] == nil { o.append(m.key, m.value) }
         return .object(o)
     }
@@ -175,8 +176,26 @@ private struct ImageParser {
                 ignores.insert(code)
             }
         }
-        return CardImage(pmm: pmm, maxBlocksPerRead: maxBlocks, systems: systems, ignores: ignores,
-                         extra: rest(o, known: ["format", "pmm", "maxBlocksPerRead", "systems", "ignores"]))
+        var bitRates: [AirTiming.BitRate]? = nil
+        if let bv = o["bitRates"] {
+            guard let list = bv.arrayValue, !list.isEmpty else {
+                throw fail("$.bitRates", "expected a non-empty array of bit rates in kbps (212, 424), found \(bv.serialized())")
+            }
+            var rates: [AirTiming.BitRate] = []
+            for (i, r) in list.enumerated() {
+                guard let rate = r.intValue.flatMap(AirTiming.BitRate.init(rawValue:)) else {
+                    throw fail("$.bitRates[\(i)]", "expected 212 or 424 (kbps), found \(r.serialized())")
+                }
+                guard !rates.contains(rate) else { throw fail("$.bitRates[\(i)]", "\(rate.rawValue) is listed twice") }
+                rates.append(rate)
+            }
+            guard rates.contains(.kbps212) else {
+                throw fail("$.bitRates", "every FeliCa card answers at 212 kbps: the list must include 212")
+            }
+            bitRates = rates
+        }
+        return CardImage(pmm: pmm, maxBlocksPerRead: maxBlocks, systems: systems, ignores: ignores, bitRates: bitRates,
+                         extra: rest(o, known: ["format", "pmm", "maxBlocksPerRead", "systems", "ignores", "bitRates"]))
     }
 
     mutating func system(_ v: JSONValue, _ path: String) throws(FeliCaError) -> CardImage.System {

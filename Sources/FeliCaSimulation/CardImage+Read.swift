@@ -138,6 +138,8 @@ extension CardImage {
         let readable: [Int]
         if let sizes = counted {
             readable = codes.indices.filter { codes[$0].isReadableWithoutKey && sizes[$0] > 0 }
+            // The blocks to read are known now: move to a faster rate if they pay for it.
+            try await session.useFastestBitRate(for: target, expectedBlocks: readable.reduce(0) { $0 + sizes[$1] })
             data = try await session.read(readable.map { BlockRequest(service: codes[$0], blocks: 0..<sizes[$0]) }, from: target)
         } else {
             notes.append("system \(code): the card did not answer Request Block Information, so services were read until their last block and key-protected services have no size")

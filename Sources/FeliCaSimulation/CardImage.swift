@@ -16,16 +16,23 @@ public struct CardImage: Hashable, Sendable {
     /// Commands the card never answers (`"ignores": ["request-block-information"]`), as
     /// cards lacking an optional command behave: the virtual card stays silent to them.
     public var ignores: Set<CommandCode> = []
+    /// Bit rates the card answers at (`"bitRates": [212]`); nil = 212 and 424 kbps, as
+    /// cards made this century do. Polling with request code 2 reports them.
+    public var bitRates: [AirTiming.BitRate]?
     /// Members this version does not interpret, kept for the round trip.
     public var extra: JSONObject
 
-    public init(pmm: PMm? = nil, maxBlocksPerRead: Int? = nil, systems: [System], ignores: Set<CommandCode> = [], extra: JSONObject = [:]) {
+    public init(pmm: PMm? = nil, maxBlocksPerRead: Int? = nil, systems: [System], ignores: Set<CommandCode> = [], bitRates: [AirTiming.BitRate]? = nil, extra: JSONObject = [:]) {
         self.pmm = pmm
         self.maxBlocksPerRead = maxBlocksPerRead
         self.systems = systems
         self.ignores = ignores
+        self.bitRates = bitRates
         self.extra = extra
     }
+
+    /// The rates the card answers at: ``bitRates``, or both.
+    public var answeredBitRates: [AirTiming.BitRate] { bitRates ?? AirTiming.BitRate.allCases }
 
     /// One system of the card.
     public struct System: Hashable, Sendable {

@@ -382,12 +382,12 @@ public struct PN532Emulator: Sendable {
         return Outcome(frame: .response([0x33]))
     }
 
-    /// Gives `packet` to the card (when there is one and the field is on).
-    private mutating func toCard(_ packet: [UInt8]) -> [UInt8]? {
+    /// Gives `packet` to the card at `rate` (when there is one and the field is on).
+    private mutating func toCard(_ packet: [UInt8], at rate: AirTiming.BitRate) -> [UInt8]? {
         cardExchanges += 1
         guard fieldOn, let card else { return nil }
         if let taps = options.taps, !taps.isPresent(atExchange: cardExchanges) { return nil }
-        return card.respond(to: packet)
+        return card.respond(to: packet, at: rate)
     }
 
     /// How long the chip waits for a card that stays silent (nil = forever).
@@ -416,7 +416,7 @@ public struct PN532Emulator: Sendable {
         let rate: AirTiming.BitRate = brTy == 0x01 ? .kbps212 : .kbps424
         feliCaRate = rate
         let packet = [UInt8(initiatorData.count + 1)] + initiatorData
-        if let reply = toCard(packet), reply.count >= 18, reply[1] == 0x01, let card {
+        if let reply = toCard(packet, at: rate), reply.count >= 18, reply[1] == 0x01, let card {
             target = rate
             return Outcome(frame: .response([0x4B, 0x01, 0x01] + reply),
                            work: timed(card.responseTime(to: packet, reply: reply, bitRate: rate)))
@@ -448,7 +448,7 @@ public struct PN532Emulator: Sendable {
     }
 
     private mutating func exchange(_ packet: [UInt8], at rate: AirTiming.BitRate, responseCode: UInt8) -> Outcome {
-        guard let reply = toCard(packet), let card else {
+        guard let reply = toCard(packet, at: rate), let card else {
             return Outcome(frame: .response([responseCode, 0x01]), work: silentCardTime)
         }
         let time = card.responseTime(to: packet, reply: reply, bitRate: rate)
@@ -469,7 +469,7 @@ public struct PN532Emulator: Sendable {
         for type in types where type == 0x11 || type == 0x12 {
             let rate: AirTiming.BitRate = type == 0x11 ? .kbps212 : .kbps424
             let packet: [UInt8] = [0x06, 0x00, 0xFF, 0xFF, 0x01, 0x00]
-            if let reply = toCard(packet), reply.count >= 18, reply[1] == 0x01, let card {
+            if let reply = toCard(packet, at: rate), reply.count >= 18, reply[1] == 0x01, let card {
                 feliCaRate = rate
                 target = rate
                 let targetData = [0x01] + reply

@@ -226,7 +226,7 @@ public struct RCS380Emulator: Sendable {
         fieldOn = true
         cardExchanges += 1
         let silence = Outcome(frame: .response(.inCommRF(status: .receiveTimeout)), work: limit)
-        guard let rate, !packet.isEmpty, let card, let reply = card.respond(to: packet) else { return silence }
+        guard let rate, !packet.isEmpty, let card, let reply = card.respond(to: packet, at: rate) else { return silence }
         let time = card.responseTime(to: packet, reply: reply, bitRate: rate)
         if options.timing, let limit, time > limit { return silence }
         return Outcome(frame: .response(.inCommRF(packet: reply)), work: timed(time))

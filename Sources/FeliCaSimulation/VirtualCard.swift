@@ -23,6 +23,8 @@ public final class VirtualCard: Sendable {
     public let systems: [(code: SystemCode, idm: IDm, pmm: PMm)]
     /// Blocks accepted in one read.
     public let readLimit: Int
+    /// The bit rates the card answers at; spoken to at another, it stays silent.
+    public let bitRates: [AirTiming.BitRate]
 
     public init(image: CardImage) {
         state = Mutex(State(image: image))
@@ -30,6 +32,12 @@ public final class VirtualCard: Sendable {
         readLimit = image.maxBlocksPerRead
             ?? image.pmm(ofSystem: 0).ic.maximumBlocksPerRead
             ?? ReadWithoutEncryptionCommand.frameBlockLimit
+        bitRates = image.answeredBitRates
+    }
+
+    /// The reply to one packet heard at `rate`: silence when the card does not run at it.
+    public func respond(to packet: [UInt8], at rate: AirTiming.BitRate) -> [UInt8]? {
+        bitRates.contains(rate) ? respond(to: packet) : nil
     }
 
     /// A built-in sample card by name, or a card image file by path.
@@ -99,8 +107,8 @@ public final class VirtualCard: Sendable {
             let rd: UInt16? = switch p.requestCode {
             case .none: nil
             case .systemCode: systems[i].code.rawValue
-            // 212 and 424 kbps supported, automatic rate detection.
-            case .communicationPerformance: 0x0083
+            // Bit 0: 212 kbps, bit 1: 424 kbps, bit 7: the card detects the rate by itself.
+            case .communicationPerformance: bitRates.contains(.kbps424) ? 0x0083 : 0x0001
             }
             return PollingResponse(idm: systems[i].idm, pmm: systems[i].pmm, requestData: rd).encode()
         }

@@ -1,4 +1,5 @@
 import FeliCa
+import Synchronization
 
 /// The `virtual:` device: a ``VirtualCard`` behind the `Transport` protocol.
 ///
@@ -8,19 +9,36 @@ import FeliCa
 public final class VirtualTransport: Transport {
     public let card: VirtualCard
     public let name: String
-    /// Bit rate used for the air time; nil = answer instantly.
+    /// Bit rate used for the air time at first; nil = answer instantly.
     public let timing: AirTiming.BitRate?
     public var linkLatency: Duration { .zero }
+    /// The rates the session may switch to (``CardSession/useFastestBitRate(for:)``); by
+    /// default only the one it starts at, as `virtual:` devices run.
+    public let bitRates: [AirTiming.BitRate]
+    private let rate: Mutex<AirTiming.BitRate>
 
-    public init(card: VirtualCard, name: String, timing: AirTiming.BitRate? = nil) {
+    public init(card: VirtualCard, name: String, timing: AirTiming.BitRate? = nil, bitRates: [AirTiming.BitRate]? = nil) {
         self.card = card
         self.name = name
         self.timing = timing
+        let start = timing ?? .kbps212
+        self.bitRates = bitRates ?? [start]
+        rate = Mutex(start)
+    }
+
+    public var bitRate: AirTiming.BitRate { rate.withLock { $0 } }
+
+    public func switchBitRate(to newRate: AirTiming.BitRate) async throws(FeliCaError) {
+        guard bitRates.contains(newRate) else {
+            throw FeliCaError(.unsupported, "\(name) runs at \(bitRates.map { String($0.rawValue) }.joined(separator: " or ")) kbps, not \(newRate.rawValue)")
+        }
+        rate.withLock { $0 = newRate }
     }
 
     public func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
-        let reply = card.respond(to: packet)
-        if let timing {
+        let now = bitRate
+        let reply = card.respond(to: packet, at: now)
+        if let timing = timing.map({ _ in now }) {
             // A silent card, or one slower than the timeout, costs the whole timeout.
             let inTime = reply.map { card.responseTime(to: packet, reply: $0, bitRate: timing) }.flatMap { $0 <= timeout ? $0 : nil }
             do {

@@ -7,11 +7,17 @@ import Synchronization
 ///
 ///     #1  0.000000  →  Polling system=FFFF request=system code slots=1  (timeout 5.1 ms)
 ///         0.000042  ←  Polling response IDm=… PMm=… system=0003  (0.042 ms)
-public final class LiveTrace: Transport {
+public final class LiveTrace: TransportWrapper {
     /// The transport being watched.
     public let inner: any Transport
-    public var name: String { inner.name }
-    public var linkLatency: Duration { inner.linkLatency }
+    /// Switches the wrapped transport and says so, between the exchanges it separates.
+    public func switchBitRate(to rate: AirTiming.BitRate) async throws(FeliCaError) {
+        let from = inner.bitRate
+        try await inner.switchBitRate(to: rate)
+        if rate != from {
+            sink("    \(Trace.time(TraceRecorder.seconds(clock.now - start)))  ⇄  bit rate \(from.rawValue) → \(rate.rawValue) kbps")
+        }
+    }
 
     private let sink: @Sendable (String) -> Void
     private let clock = ContinuousClock()
@@ -45,5 +51,4 @@ public final class LiveTrace: Transport {
         }
     }
 
-    public func close() async { await inner.close() }
 }

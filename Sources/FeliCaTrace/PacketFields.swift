@@ -177,6 +177,7 @@ extension Trace {
             }
             if let timeout = e.timeout { o.append("timeout", .number(Trace.micro(timeout))) }
             if let elapsed = e.elapsed { o.append("elapsed", .number(Trace.micro(elapsed))) }
+            if e.bitRate != .kbps212 { o.append("rate", .number(Double(e.bitRate.rawValue))) }
             out += JSONValue.object(o).serialized() + "\n"
         }
         return out

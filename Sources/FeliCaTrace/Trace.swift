@@ -39,8 +39,11 @@ public struct Trace: Hashable, Sendable {
         public var elapsed: Double?
         /// The line of the trace file that holds it (0 when it was not read from a file).
         public var line: Int
+        /// The bit rate the exchange ran at; stored as `"rate"` only when it is not 212 kbps,
+        /// so a trace without the key ran at 212 kbps throughout.
+        public var bitRate: AirTiming.BitRate
 
-        public init(t: Double, tx: [UInt8], rx: [UInt8]?, error: FeliCaError? = nil, timeout: Double? = nil, elapsed: Double? = nil, line: Int = 0) {
+        public init(t: Double, tx: [UInt8], rx: [UInt8]?, error: FeliCaError? = nil, timeout: Double? = nil, elapsed: Double? = nil, line: Int = 0, bitRate: AirTiming.BitRate = .kbps212) {
             self.t = t
             self.tx = tx
             self.rx = rx
@@ -48,6 +51,7 @@ public struct Trace: Hashable, Sendable {
             self.timeout = timeout
             self.elapsed = elapsed
             self.line = line
+            self.bitRate = bitRate
         }
 
         /// The exchange as one trace line (without the newline).
@@ -65,6 +69,7 @@ public struct Trace: Hashable, Sendable {
             }
             if let timeout { o.append("timeout", .number(Trace.micro(timeout))) }
             if let elapsed { o.append("elapsed", .number(Trace.micro(elapsed))) }
+            if bitRate != .kbps212 { o.append("rate", .number(Double(bitRate.rawValue))) }
             return JSONValue.object(o).serialized()
         }
     }
@@ -176,7 +181,15 @@ extension Trace {
         return Exchange(
             t: try seconds(o, "t", number, source) ?? 0, tx: tx, rx: rx, error: error,
             timeout: try seconds(o, "timeout", number, source), elapsed: try seconds(o, "elapsed", number, source),
-            line: number)
+            line: number, bitRate: try bitRate(o, number, source))
+    }
+
+    private static func bitRate(_ o: JSONObject, _ number: Int, _ source: String) throws(FeliCaError) -> AirTiming.BitRate {
+        guard let v = o["rate"], !v.isNull else { return .kbps212 }
+        guard let d = v.doubleValue, let rate = AirTiming.BitRate(rawValue: Int(exactly: d) ?? -1) else {
+            throw FeliCaError(.badInput, "\(source) line \(number): \"rate\" must be 212 or 424 (kbps), found \(v.serialized())")
+        }
+        return rate
     }
 
     private static func packet(_ v: JSONValue, _ key: String, _ number: Int, _ source: String) throws(FeliCaError) -> [UInt8] {

@@ -14,10 +14,15 @@ extension Trace {
         if let started { out += "  started \(started)" }
         out += "  \(exchanges.count) exchange\(exchanges.count == 1 ? "" : "s")\n"
         let width = "#\(exchanges.count)".count
+        var rate = AirTiming.BitRate.kbps212
         for (i, e) in exchanges.enumerated() {
             let number = "#\(i + 1)"
             let lead = number + String(repeating: " ", count: width - number.count)
             let blank = String(repeating: " ", count: width)
+            if e.bitRate != rate {
+                out += "\(blank)  \(Self.time(e.t))  ⇄  bit rate \(rate.rawValue) → \(e.bitRate.rawValue) kbps\n"
+                rate = e.bitRate
+            }
             var tx = "\(lead)  \(Self.time(e.t))  →  \(PacketDescription.command(e.tx))"
             if let timeout = e.timeout { tx += "  (timeout \(Self.milliseconds(timeout)))" }
             out += tx + "\n"

@@ -17,7 +17,7 @@ import Glibc
 /// When a line cannot be written (disk full), the exchange throws
 /// `FeliCaError.Code.badInput` naming the file: a trace that silently misses exchanges
 /// would mislead whoever replays it.
-public final class TraceRecorder: Transport {
+public final class TraceRecorder: TransportWrapper {
     /// The transport being recorded.
     public let inner: any Transport
     /// The trace file.
@@ -25,12 +25,6 @@ public final class TraceRecorder: Transport {
     /// Whether every line is synced to disk before the exchange returns.
     public let syncEachLine: Bool
 
-    public var name: String { inner.name }
-    public var linkLatency: Duration { inner.linkLatency }
-    public var longestReply: Int? { inner.longestReply }
-    public func readerReportedIdentity() async throws(FeliCaError) -> (idm: IDm, pmm: PMm)? {
-        try await inner.readerReportedIdentity()
-    }
 
     private let clock = ContinuousClock()
     private let start: ContinuousClock.Instant
@@ -71,6 +65,7 @@ public final class TraceRecorder: Transport {
 
     public func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
         let sent = clock.now
+        let rate = inner.bitRate
         let result: Result<[UInt8], FeliCaError>
         do {
             result = .success(try await inner.exchange(packet, timeout: timeout))
@@ -81,7 +76,7 @@ public final class TraceRecorder: Transport {
         let exchange = Trace.Exchange(
             t: Self.seconds(sent - start), tx: packet,
             rx: try? result.get(), error: { if case .failure(let e) = result { e } else { nil } }(),
-            timeout: Self.seconds(timeout), elapsed: Self.seconds(done - sent))
+            timeout: Self.seconds(timeout), elapsed: Self.seconds(done - sent), bitRate: rate)
         try append(exchange)
         return try result.get()
     }

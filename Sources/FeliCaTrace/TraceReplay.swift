@@ -17,16 +17,33 @@ public final class TraceReplay: Transport {
     /// Replays answer at once: no link time to add.
     public var linkLatency: Duration { .zero }
 
+    /// The rates the recording ran at: a session replayed against it may switch between
+    /// them, and each exchange must be sent at the rate it was recorded at.
+    public let bitRates: [AirTiming.BitRate]
+
     private struct State {
         var next = 0
         var failure: FeliCaError?
         var closed = false
+        var rate: AirTiming.BitRate
     }
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     public init(_ trace: Trace, name: String) {
         self.trace = trace
         self.name = name
+        let rates = Set(trace.exchanges.map(\.bitRate)).union([.kbps212])
+        bitRates = AirTiming.BitRate.allCases.filter(rates.contains)
+        state = Mutex(State(rate: trace.exchanges.first?.bitRate ?? .kbps212))
+    }
+
+    public var bitRate: AirTiming.BitRate { state.withLock { $0.rate } }
+
+    public func switchBitRate(to rate: AirTiming.BitRate) async throws(FeliCaError) {
+        guard bitRates.contains(rate) else {
+            throw FeliCaError(.unsupported, "\(name): the recording never ran at \(rate.rawValue) kbps")
+        }
+        state.withLock { $0.rate = rate }
     }
 
     /// Loads the trace at `path`. With `lenient`, a damaged trace replays the exchanges
@@ -54,6 +71,11 @@ public final class TraceReplay: Transport {
             let recorded = trace.exchanges[s.next]
             guard recorded.tx == packet else {
                 let e = divergence(recorded, packet, number: number)
+                s.failure = e
+                throw e
+            }
+            guard recorded.bitRate == s.rate else {
+                let e = FeliCaError(.divergence, "\(name): exchange \(number)\(lineNote(recorded)) was recorded at \(recorded.bitRate.rawValue) kbps but sent at \(s.rate.rawValue) kbps: \(PacketDescription.command(packet))")
                 s.failure = e
                 throw e
             }

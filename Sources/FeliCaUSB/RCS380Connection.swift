@@ -27,6 +27,9 @@ final class RCS380Connection: @unchecked Sendable {
     private var lastPolling: [UInt8]?
     /// Set by a cancelled task: the running command is aborted at the next slice.
     let cancelled = Atomic(false)
+    /// One command's round trip (frame out, ACK and answer in), the median of the set-up
+    /// commands at open: what the reader and its USB link add to every exchange.
+    private(set) var roundTrip: Duration = .milliseconds(2)
 
     static let outEndpoint: UInt8 = 0x02
     static let inEndpoint: UInt8 = 0x81
@@ -135,10 +138,18 @@ final class RCS380Connection: @unchecked Sendable {
         // response a killed host never read.
         try write(Port100Frame.ack.encode())
         drain()
-        try command(.setCommandType(1)).status(of: .setCommandType(1))
-        _ = try command(.getFirmwareVersion).version(of: .getFirmwareVersion)
-        _ = try command(.getPDDataVersion).version(of: .getPDDataVersion)
-        try command(.switchRF(on: false)).status(of: .switchRF(on: false))
+        let clock = ContinuousClock()
+        var times: [Duration] = []
+        func timed(_ body: () throws(FeliCaError) -> Void) throws(FeliCaError) {
+            let start = clock.now
+            try body()
+            times.append(clock.now - start)
+        }
+        try timed { () throws(FeliCaError) in try command(.setCommandType(1)).status(of: .setCommandType(1)) }
+        try timed { () throws(FeliCaError) in _ = try command(.getFirmwareVersion).version(of: .getFirmwareVersion) }
+        try timed { () throws(FeliCaError) in _ = try command(.getPDDataVersion).version(of: .getPDDataVersion) }
+        try timed { () throws(FeliCaError) in try command(.switchRF(on: false)).status(of: .switchRF(on: false)) }
+        roundTrip = times.sorted()[times.count / 2]
         try setRate(bitRate)
     }
 
@@ -149,6 +160,13 @@ final class RCS380Connection: @unchecked Sendable {
         try command(defaults).status(of: defaults)
         let guardTime = Port100Command.inSetProtocol([0x00, 0x18])
         try command(guardTime).status(of: guardTime)
+        rate = newRate
+    }
+
+    /// InSetRF alone: the protocol settings stay as ``setRate(_:)`` left them.
+    func switchRate(_ newRate: AirTiming.BitRate) throws(FeliCaError) {
+        guard handle != nil else { throw FeliCaError(.readerGone, "\(label): the device is closed") }
+        try command(.inSetRF(newRate)).status(of: .inSetRF(newRate))
         rate = newRate
     }
 

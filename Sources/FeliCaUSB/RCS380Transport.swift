@@ -13,10 +13,14 @@ import Synchronization
 /// (and reattached on close); the RF field is switched off on close.
 public final class RCS380Transport: Transport {
     public let name: String
-    /// Two bulk transfers at USB full speed, and the chip's own turnaround.
-    public var linkLatency: Duration { .milliseconds(2) }
-    /// The bit rate every exchange uses.
-    public let bitRate: AirTiming.BitRate
+    /// Two bulk transfers at USB full speed and the chip's own turnaround, as measured at
+    /// open (the median round trip of the set-up commands).
+    public let linkLatency: Duration
+    /// The bit rate exchanges run at now.
+    public var bitRate: AirTiming.BitRate { rate.withLock { $0 } }
+    /// The rates the session may switch to: 212 and 424 kbps unless the device string
+    /// fixed one (`usb?rate=212`).
+    public let bitRates: [AirTiming.BitRate]
     /// The model opened, e.g. Sony RC-S380/S.
     public var model: USBReaders.Model { connection.model }
     /// Its place on the bus as a device string, `usb:001:004`.
@@ -25,25 +29,31 @@ public final class RCS380Transport: Transport {
     private let thread: DeviceThread
     private let connection: RCS380Connection
     private let closed = Mutex(false)
+    private let rate: Mutex<AirTiming.BitRate>
     /// Set when a libusb call overran every limit: the device thread may still be inside it.
     private let broken = Mutex<FeliCaError?>(nil)
 
-    private init(name: String, thread: DeviceThread, connection: RCS380Connection, bitRate: AirTiming.BitRate) {
+    private init(name: String, thread: DeviceThread, connection: RCS380Connection, bitRate: AirTiming.BitRate, bitRates: [AirTiming.BitRate]) {
         self.name = name
         self.thread = thread
         self.connection = connection
-        self.bitRate = bitRate
+        self.rate = Mutex(bitRate)
+        self.bitRates = bitRates
+        linkLatency = connection.roundTrip
     }
 
     /// Opens the reader `selector` names and sets it up for FeliCa at `bitRate`; `name` is
-    /// the device string it was given.
-    public static func open(_ selector: USBReaderSelector, name: String, bitRate: AirTiming.BitRate = .kbps212) async throws(FeliCaError) -> RCS380Transport {
+    /// the device string it was given. `bitRates` are the rates a session may switch to
+    /// later (default: both).
+    public static func open(_ selector: USBReaderSelector, name: String, bitRate: AirTiming.BitRate = .kbps212,
+                            bitRates: [AirTiming.BitRate] = AirTiming.BitRate.allCases) async throws(FeliCaError) -> RCS380Transport {
+        let bitRates = bitRates.contains(bitRate) ? bitRates : [bitRate] + bitRates
         let thread = DeviceThread(name: "felica.usb")
         do throws(FeliCaError) {
             let connection = try await thread.run { () throws(FeliCaError) -> RCS380Connection in
                 try RCS380Connection.open(selector, bitRate: bitRate)
             }
-            return RCS380Transport(name: name, thread: thread, connection: connection, bitRate: bitRate)
+            return RCS380Transport(name: name, thread: thread, connection: connection, bitRate: bitRate, bitRates: bitRates)
         } catch {
             thread.stop()
             throw error
@@ -75,6 +85,20 @@ public final class RCS380Transport: Transport {
             connection.cancelled.store(true, ordering: .relaxed)
         }
         return try result.get()
+    }
+
+    /// InSetRF for the new rate: one command to the reader; the field stays on and the
+    /// card, which detects the rate of what it hears, answers at it.
+    public func switchBitRate(to newRate: AirTiming.BitRate) async throws(FeliCaError) {
+        guard bitRates.contains(newRate) else {
+            throw FeliCaError(.unsupported, "\(name) was opened for \(bitRates.map { String($0.rawValue) }.joined(separator: " and ")) kbps only, not \(newRate.rawValue)")
+        }
+        guard newRate != bitRate else { return }
+        guard !closed.withLock({ $0 }) else { throw FeliCaError(.readerGone, "\(name): the device is closed") }
+        if let broken = broken.withLock({ $0 }) { throw broken }
+        let connection = connection
+        try await thread.run { () throws(FeliCaError) in try connection.switchRate(newRate) }
+        rate.withLock { $0 = newRate }
     }
 
     public func close() async {

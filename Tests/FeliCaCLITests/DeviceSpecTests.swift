@@ -20,6 +20,10 @@ import Testing
     ("usb:054C:06C3", DeviceSpec(.usb(.id(vendor: 0x054c, product: 0x06c3)))),
     ("usb:001:004", DeviceSpec(.usb(.path(bus: 1, address: 4)))),
     ("usb:003:127?wait=5", DeviceSpec(.usb(.path(bus: 3, address: 127)), wait: .seconds(5))),
+    ("usb?rate=212", DeviceSpec(.usb(.first, rate: .kbps212))),
+    ("usb:054c:06c1?rate=424&wait=1", DeviceSpec(.usb(.id(vendor: 0x054c, product: 0x06c1), rate: .kbps424), wait: .seconds(1))),
+    ("usb?rate=auto", DeviceSpec(.usb(.first, rate: .automatic))),
+    ("usb?rate=fastest", DeviceSpec(.usb(.first, rate: .fastest))),
     ("virtual:suica", DeviceSpec(.virtual(.builtIn("suica"), timing: nil))),
     ("virtual:wallet?timing=424", DeviceSpec(.virtual(.builtIn("wallet"), timing: .kbps424))),
     ("virtual:edy.json", DeviceSpec(.virtual(.image(path: "edy.json"), timing: nil))),
@@ -38,6 +42,8 @@ func deviceStringsParse(_ text: String, _ expected: DeviceSpec) throws {
     #expect(try DeviceSpec(parsing: "usb:054C:06C1").description == "usb:054c:06c1")
     #expect(try DeviceSpec(parsing: "pcsc:ACS?wait=10&dialect=RAW").description == "pcsc:ACS?dialect=raw&wait=10")
     #expect(DeviceSpec(.usb(.path(bus: 1, address: 4))).description == "usb:001:004")
+    #expect(try DeviceSpec(parsing: "usb?rate=auto").description == "usb")
+    #expect(try DeviceSpec(parsing: "usb:001:004?wait=2&rate=212").description == "usb:001:004?rate=212&wait=2")
     #expect(DeviceSpec(.pcsc(reader: .first, dialect: nil), wait: .milliseconds(500)).description == "pcsc?wait=0.5")
 }
 
@@ -68,6 +74,9 @@ func deviceStringsParse(_ text: String, _ expected: DeviceSpec) throws {
     ("usb:1:4", "'usb:1:4' names no USB reader"),
     ("usb:001:0004", "names no USB reader"),
     ("usb:054c", "names no USB reader"),
+    ("usb?rate=848", "device option 'rate': '848' is not one of auto, fastest, 212, 424"),
+    ("usb?rate", "device option 'rate' needs a value"),
+    ("virtual:suica?rate=424", "device option 'rate' is not known to virtual devices"),
     ("virtaul:suica", "'virtaul' is not a kind of device"),
     ("virtaul:suica", "did you mean virtual:suica?"),
     ("suica", "did you mean virtual:suica?"),

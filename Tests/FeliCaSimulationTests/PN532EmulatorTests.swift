@@ -115,6 +115,16 @@ func inListPassiveTarget(_ brTy: UInt8, _ rate: AirTiming.BitRate) {
     #expect(host.command([0x4A, 0x01, brTy, 0xFF, 0xFF, 0x01, 0x00, 0x00]) == [0x4B, 0x00])
 }
 
+@Test("InListPassiveTarget at 424 kbps finds no card that runs at 212 kbps only")
+func inListPassiveTargetAt424ForASlowCard() throws {
+    var image = try #require(SampleCards.image(named: "suica"))
+    image.bitRates = [.kbps212]
+    var host = Host(card: VirtualCard(image: image))
+    host.fieldOn()
+    #expect(host.command([0x4A, 0x01, 0x02] + pollingPayload) == [0x4B, 0x00])
+    #expect(host.command([0x4A, 0x01, 0x01] + pollingPayload)?.prefix(3) == [0x4B, 0x01, 0x01])
+}
+
 @Test("InDataExchange and InCommunicateThru carry whole FeliCa packets; a silent card is status 01")
 func exchanges() throws {
     let card = try! VirtualCard.named("suica")

@@ -141,6 +141,28 @@ struct RCS380EmulatorTests {
         }
     }
 
+    @Test("InSetRF 424F: a card that runs at 424 kbps answers there, one that runs at 212 kbps only stays silent")
+    func fourTwoFour() throws {
+        let polling: [UInt8] = [0x06, 0x00, 0xFF, 0xFF, 0x01, 0x00]
+        var fast = RCS380Host(card: try VirtualCard.named("suica"))
+        try fast.open()
+        _ = try fast.poll()
+        try fast.send(.inSetRF(.kbps424)).status(of: .inSetRF(.kbps424))
+        #expect(try fast.send(.inCommRF(polling, timeout: .milliseconds(10))).inCommRFPacket().count == 20)
+
+        var image = try #require(SampleCards.image(named: "suica"))
+        image.bitRates = [.kbps212]
+        var slow = RCS380Host(card: VirtualCard(image: image))
+        try slow.open()
+        _ = try slow.poll()
+        try slow.send(.inSetRF(.kbps424)).status(of: .inSetRF(.kbps424))
+        #expect(throws: FeliCaError.timeout) {
+            try slow.send(.inCommRF(polling, timeout: .milliseconds(10))).inCommRFPacket()
+        }
+        try slow.send(.inSetRF(.kbps212)).status(of: .inSetRF(.kbps212))
+        #expect(try slow.send(.inCommRF(polling, timeout: .milliseconds(10))).inCommRFPacket().count == 20)
+    }
+
     @Test("faults: corrupt frame, late reply, unplug, card removed")
     func faults() throws {
         let polling = Port100Command.inCommRF([0x06, 0x00, 0xFF, 0xFF, 0x01, 0x00], timeout: .milliseconds(10))

@@ -5,7 +5,8 @@
 # virtual:<card>` prints. `felica devices` and `felica doctor` must find the reader, and
 # each fault (no card, card removed, corrupt frame, late reply, unplugged reader, a kernel
 # driver that will not let go) must end in a clear error within a bounded time, after which
-# the next command works.
+# the next command works. Bit rates: usb?rate= and the move to 424 kbps when the card
+# runs at it.
 source "$(dirname "$0")/lib.sh"
 stage_workdir
 
@@ -30,6 +31,75 @@ if grep -q 'driven directly over USB (libusb); --device usb:001:004' <<<"$out" &
   pass "doctor finds the reader and polls the card through it"
 else
   fail "doctor"; echo "$out" >&2
+fi
+
+# 424 kbps: usb?rate=fastest asks the card for its communication performance before every
+# reading and moves up; the default (auto) does so only for a reading long enough to pay for
+# the question on this link, which a balance never is; a card that runs at 212 kbps only is
+# never spoken to at 424; ?rate=212|424 fixes the rate; a trace records the rate of each
+# exchange and replays the same reading. (Whether auto moves up for a history depends on the
+# link's measured latency, so it is tested in the Swift suites, not here.)
+tmp="$work"
+"$felica" dump --json --device virtual:suica | python3 -c 'import json,sys; d=json.load(sys.stdin); d["bitRates"]=[212]; json.dump(d, sys.stdout, ensure_ascii=False)' >"$tmp/slow-suica.json"
+rate_script="$tmp/rate.sh"
+cat >"$rate_script" <<EOS
+cd "$tmp"
+timeout 30 "$felica" -v history --device 'usb?rate=fastest' >rate.history.out 2>rate.history.v
+timeout 30 "$felica" -v balance --device usb >/dev/null 2>rate.balance.v
+timeout 30 "$felica" -v balance --device 'usb?rate=fastest' >/dev/null 2>rate.fastbalance.v
+timeout 30 "$felica" -v dump --device 'usb?rate=fastest' >rate.dump.out 2>rate.dump.v
+timeout 30 "$felica" -v history --device 'usb?rate=212' >/dev/null 2>rate.fixed212.v
+timeout 30 "$felica" -v poll --device 'usb?rate=424' >rate.fixed424.out 2>rate.fixed424.v
+timeout 30 "$felica" history --trace rate.trace.jsonl --device 'usb?rate=fastest' >rate.traced.out 2>rate.traced.err
+EOS
+timeout 120 "$sim" rcs380 --card suica -- bash "$rate_script" 2>"$tmp/rate.sim.err"
+switch_line='⇄  bit rate 212 → 424 kbps'
+if grep -q "request=communication performance" "$tmp/rate.history.v" && grep -q "$switch_line" "$tmp/rate.history.v" \
+   && [[ "$(sed -n "/$switch_line/,\$p" "$tmp/rate.history.v" | grep -c 'Read Without Encryption response')" -ge 2 ]]; then
+  pass "history through usb?rate=fastest asks for the card's rates and reads at 424 kbps"
+else
+  fail "history did not move to 424 kbps"; cat "$tmp/rate.history.v" "$tmp/rate.sim.err" >&2
+fi
+"$felica" dump --device virtual:suica >"$tmp/rate.vdump.out" 2>/dev/null
+if grep -q "$switch_line" "$tmp/rate.dump.v" && grep -q "$switch_line" "$tmp/rate.fastbalance.v" && cmp -s "$tmp/rate.vdump.out" "$tmp/rate.dump.out"; then
+  pass "dump and balance through usb?rate=fastest move to 424 kbps; the dump equals the virtual card's"
+else
+  fail "dump or balance with usb?rate=fastest"; head -20 "$tmp/rate.dump.v" "$tmp/rate.fastbalance.v" >&2
+fi
+if ! grep -qE "communication performance|⇄" "$tmp/rate.balance.v" "$tmp/rate.fixed212.v"; then
+  pass "balance (too short to pay) and usb?rate=212 stay at 212 kbps without asking"
+else
+  fail "balance or usb?rate=212 switched"; cat "$tmp/rate.balance.v" "$tmp/rate.fixed212.v" >&2
+fi
+if grep -q '^IDm ' "$tmp/rate.fixed424.out" && ! grep -q '⇄' "$tmp/rate.fixed424.v"; then
+  pass "usb?rate=424 polls at 424 kbps from the start"
+else
+  fail "usb?rate=424"; cat "$tmp/rate.fixed424.v" >&2
+fi
+"$felica" history --device virtual:suica >"$tmp/rate.virtual.out" 2>/dev/null
+if cmp -s "$tmp/rate.virtual.out" "$tmp/rate.traced.out" && grep -q '"rate":424' "$tmp/rate.trace.jsonl" \
+   && "$felica" history --device "replay:$tmp/rate.trace.jsonl" 2>"$tmp/rate.replay.err" | cmp -s - "$tmp/rate.virtual.out" \
+   && "$felica" trace show "$tmp/rate.trace.jsonl" | grep -q "$switch_line"; then
+  pass "a trace of a 424 kbps reading records each exchange's rate, shows the switch and replays the same history"
+else
+  fail "trace of a 424 kbps reading"; cat "$tmp/rate.traced.err" "$tmp/rate.replay.err" >&2
+fi
+slow_script="$tmp/slow.sh"
+cat >"$slow_script" <<EOS
+timeout 30 "$felica" -v history --device 'usb?rate=fastest' >"$tmp/slow.history.out" 2>"$tmp/slow.history.v"
+timeout 30 "$felica" poll --device 'usb?rate=424' >/dev/null 2>"$tmp/slow.fixed424.err"; echo \$? >"$tmp/slow.fixed424.rc"
+EOS
+timeout 120 "$sim" rcs380 --card "$tmp/slow-suica.json" -- bash "$slow_script" 2>"$tmp/slow.sim.err"
+"$felica" history --device "virtual:$tmp/slow-suica.json" >"$tmp/slow.virtual.out" 2>/dev/null
+if grep -q "performance=0001" "$tmp/slow.history.v" && ! grep -q '⇄' "$tmp/slow.history.v" && cmp -s "$tmp/slow.virtual.out" "$tmp/slow.history.out"; then
+  pass "a card that runs at 212 kbps only says so and is read at 212 kbps"
+else
+  fail "212-only card"; cat "$tmp/slow.history.v" "$tmp/slow.sim.err" >&2
+fi
+if [[ "$(cat "$tmp/slow.fixed424.rc")" == 69 ]] && grep -q "no card answered Polling" "$tmp/slow.fixed424.err"; then
+  pass "usb?rate=424 does not see a card that runs at 212 kbps only"
+else
+  fail "usb?rate=424 with a 212-only card: exit $(cat "$tmp/slow.fixed424.rc")"; cat "$tmp/slow.fixed424.err" >&2
 fi
 
 # Faults: name | sim options | first command | what its error must say (regex, empty: it must
