@@ -51,6 +51,8 @@ timeout 30 "$felica" -v dump --device 'usb?rate=fastest' >rate.dump.out 2>rate.d
 timeout 30 "$felica" -v history --device 'usb?rate=212' >/dev/null 2>rate.fixed212.v
 timeout 30 "$felica" -v poll --device 'usb?rate=424' >rate.fixed424.out 2>rate.fixed424.v
 timeout 30 "$felica" history --trace rate.trace.jsonl --device 'usb?rate=fastest' >rate.traced.out 2>rate.traced.err
+timeout 30 "$felica" balance --trace rate.fastbalance.jsonl --device 'usb?rate=fastest' >rate.fastbalance.out 2>&1
+timeout 30 "$felica" history --trace rate.auto.jsonl --device usb >rate.auto.out 2>&1
 EOS
 timeout 120 "$sim" rcs380 --card suica -- bash "$rate_script" 2>"$tmp/rate.sim.err"
 switch_line='⇄  bit rate 212 → 424 kbps'
@@ -83,6 +85,15 @@ if cmp -s "$tmp/rate.virtual.out" "$tmp/rate.traced.out" && grep -q '"rate":424'
   pass "a trace of a 424 kbps reading records each exchange's rate, shows the switch and replays the same history"
 else
   fail "trace of a 424 kbps reading"; cat "$tmp/rate.traced.err" "$tmp/rate.replay.err" >&2
+fi
+"$felica" balance --device virtual:suica >"$tmp/rate.vbalance.out" 2>/dev/null
+if "$felica" balance --device "replay:$tmp/rate.fastbalance.jsonl" 2>"$tmp/rate.replay2.err" | cmp -s - "$tmp/rate.vbalance.out" \
+   && grep -q '"rate":424' "$tmp/rate.fastbalance.jsonl" \
+   && "$felica" history --device "replay:$tmp/rate.auto.jsonl" 2>"$tmp/rate.replay3.err" | cmp -s - "$tmp/rate.virtual.out" \
+   && head -1 "$tmp/rate.auto.jsonl" | grep -q '"linkLatency":'; then
+  pass "replays decide as the recorded reader did: a usb?rate=fastest balance and an auto history (with the reader's latency in the header)"
+else
+  fail "replay of a fastest balance or an auto history"; cat "$tmp/rate.replay2.err" "$tmp/rate.replay3.err" >&2; head -1 "$tmp/rate.auto.jsonl" >&2
 fi
 slow_script="$tmp/slow.sh"
 cat >"$slow_script" <<EOS
