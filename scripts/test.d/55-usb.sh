@@ -27,8 +27,8 @@ else
   fail "devices / FELICA_DEVICE / default device"; echo "$out" >&2
 fi
 out="$(timeout 60 "$sim" rcs380 --card suica -- "$felica" doctor 2>&1)"
-if grep -q 'driven directly over USB (libusb); --device usb:001:004' <<<"$out" && grep -q '^ok *usb:001:004: a card answered' <<<"$out"; then
-  pass "doctor finds the reader and polls the card through it"
+if grep -q 'driven directly over USB (libusb); --device usb:001:004' <<<"$out" && grep -q '^ok *usb:001:004: a card answered.*it answered at 424 kbps too' <<<"$out"; then
+  pass "doctor finds the reader, polls the card through it and checks it at 424 kbps"
 else
   fail "doctor"; echo "$out" >&2
 fi
@@ -88,6 +88,7 @@ slow_script="$tmp/slow.sh"
 cat >"$slow_script" <<EOS
 timeout 30 "$felica" -v history --device 'usb?rate=fastest' >"$tmp/slow.history.out" 2>"$tmp/slow.history.v"
 timeout 30 "$felica" poll --device 'usb?rate=424' >/dev/null 2>"$tmp/slow.fixed424.err"; echo \$? >"$tmp/slow.fixed424.rc"
+timeout 30 "$felica" doctor >"$tmp/slow.doctor" 2>&1
 EOS
 timeout 120 "$sim" rcs380 --card "$tmp/slow-suica.json" -- bash "$slow_script" 2>"$tmp/slow.sim.err"
 "$felica" history --device "virtual:$tmp/slow-suica.json" >"$tmp/slow.virtual.out" 2>/dev/null
@@ -95,6 +96,11 @@ if grep -q "performance=0001" "$tmp/slow.history.v" && ! grep -q '⇄' "$tmp/slo
   pass "a card that runs at 212 kbps only says so and is read at 212 kbps"
 else
   fail "212-only card"; cat "$tmp/slow.history.v" "$tmp/slow.sim.err" >&2
+fi
+if grep -q '^ok *usb:001:004: a card answered.*it runs at 212 kbps only' "$tmp/slow.doctor"; then
+  pass "doctor says a card runs at 212 kbps only"
+else
+  fail "doctor with a 212-only card"; cat "$tmp/slow.doctor" >&2
 fi
 if [[ "$(cat "$tmp/slow.fixed424.rc")" == 69 ]] && grep -q "no card answered Polling" "$tmp/slow.fixed424.err"; then
   pass "usb?rate=424 does not see a card that runs at 212 kbps only"
