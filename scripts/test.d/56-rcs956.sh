@@ -11,6 +11,13 @@ source "$(dirname "$0")/lib.sh"
 stage_workdir
 device=libnfc:pn53x_usb
 
+# Usage errors (exit 64): no command to run, a fault the reader cannot have, unplug on a serial PN532.
+for args in "rcs956 --card suica" "rcs956 --card suica --fault melt@2 -- true" "pn532 --card suica --fault unplug@2"; do
+  # shellcheck disable=SC2086
+  timeout 10 "$sim" $args >/dev/null 2>"$work/usage.err"; rc=$?
+  if [[ "$rc" == 64 ]] && grep -q . "$work/usage.err"; then pass "felica-sim $args: usage error ($(head -n 1 "$work/usage.err"))"; else fail "felica-sim $args: exit $rc"; fi
+done
+
 commands=("poll" "poll --json" "balance" "balance --json" "history" "history --json")
 for card in suica edy nanaco waon wallet; do
   usb_matches_virtual rcs956 "$device" "$card" "${commands[@]}"
