@@ -47,6 +47,15 @@ else
   fail "doctor"; echo "$out" >&2
 fi
 
+# With libnfc's scanning off (as this suite runs), no stack lists the reader, yet doctor
+# recognises it on the bus and polls it by its exact string.
+out="$(timeout 60 "$sim" rcs956 --card suica -- env LIBNFC_AUTO_SCAN=false "$felica" doctor 2>&1)"
+if grep -q '^ok *libnfc:pn53x_usb:001:004: a card answered' <<<"$out" && ! grep -q 'no reader to poll' <<<"$out"; then
+  pass "doctor polls the recognised RC-S360 even when libnfc's scanning is off"
+else
+  fail "doctor with LIBNFC_AUTO_SCAN=false"; echo "$out" >&2
+fi
+
 # Faults (usb_fault in lib.sh): name | sim options | first command | what its error must say
 # (regex; empty: it must succeed) | the second command on the same reader ("-": none).
 check_fault() { usb_fault rcs956 "$device" "$@"; }

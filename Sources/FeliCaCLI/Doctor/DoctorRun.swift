@@ -33,6 +33,14 @@ struct DoctorRun: Sendable {
         }
         let libnfcRequested = targets.contains { if case .libnfc = $0.kind { true } else { false } }
         var run = DoctorRun(diagnosis: Diagnosis(host, libnfcRequested: libnfcRequested))
+        // A reader recognised on this machine's USB bus is polled too when no stack lists it
+        // (libnfc lists nothing with LIBNFC_AUTO_SCAN=false): its exact device string reaches
+        // it anyway. Not for a tree under --root, whose devices are not this machine's.
+        if devices.isEmpty && root == "/" {
+            for reader in run.diagnosis.readers where reader.blockers.isEmpty {
+                if let spec = reader.device, !targets.contains(spec) { targets.append(spec) }
+            }
+        }
         if let environmentProblem { run.polls.append(environmentProblem) }
         if targets.isEmpty {
             run.polls.append(DoctorCheck(
