@@ -119,6 +119,16 @@ else
   fail "usb?rate=424 with a 212-only card: exit $(cat "$tmp/slow.fixed424.rc")"; cat "$tmp/slow.fixed424.err" >&2
 fi
 
+# --wait / ?wait=: the RC-S380 waits for a card to be placed, as every reader does.
+start=$(date +%s%N)
+out="$(timeout 60 "$sim" rcs380 --no-card -- "$felica" poll --device 'usb?wait=1.5' 2>&1)"
+ms=$((($(date +%s%N) - start) / 1000000))
+if ((ms >= 1500 && ms < 10000)) && grep -q "no card answered Polling on usb?wait=1.5" <<<"$out"; then
+  pass "usb?wait=1.5 waits for a card ($ms ms) before saying none came"
+else
+  fail "usb?wait=1.5: $ms ms: $out"
+fi
+
 # Faults: name | sim options | first command | what its error must say (regex, empty: it must
 # succeed) | what the second command (same reader, same card) must print.
 check_fault() { usb_fault rcs380 usb "$@"; }
