@@ -178,9 +178,12 @@ struct WatchCommand: CLICommand {
     }
 
     /// Polls until a card answers: the card, and when the Polling that found it was sent.
+    /// It polls at the slowest bit rate, where every card answers, whatever rate the last
+    /// card was read at.
     static func waitForCard(_ session: CardSession, interval: Duration) async throws -> (Target, ContinuousClock.Instant) {
         while true {
             try Task.checkCancellation()
+            try await session.useSlowestBitRate()
             let sent = ContinuousClock.now
             if let r = try await session.poll() {
                 return (Target(idm: r.idm, pmm: r.pmm, systemCode: r.systemCode), sent)
