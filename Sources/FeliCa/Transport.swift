@@ -26,7 +26,7 @@ public protocol Transport: AnyObject, Sendable {
     var bitRate: AirTiming.BitRate { get }
     /// The bit rates this link can switch its exchanges to, ``bitRate`` among them. A card
     /// answers at the rate it is spoken to, if it supports that rate at all: Polling with
-    /// ``PollingRequestCode/communicationPerformance`` tells (``CardSession/useFastestBitRate(for:)``).
+    /// ``PollingRequestCode/communicationPerformance`` tells (``CardSession/useFastestBitRate(for:expectedBlocks:)``).
     var bitRates: [AirTiming.BitRate] { get }
     /// Runs the following exchanges at `rate`, one of ``bitRates``.
     func switchBitRate(to rate: AirTiming.BitRate) async throws(FeliCaError)

@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaJSON
 import FeliCaSimulation
+import FeliCaTrace
 
 /// Opens the device a command names and wraps it for `--trace`.
 enum CardContext {
@@ -18,7 +19,12 @@ enum CardContext {
             transport = try TraceHook.record(transport, to: path)
         }
         var sessionOptions = CardSession.Options()
-        if case .usb(_, .fastest)? = try (options.device ?? DeviceResolver.fromEnvironment())?.kind {
+        var spec = try options.device ?? DeviceResolver.fromEnvironment()
+        // A replay decides as the device it was recorded from did.
+        if let replay = device as? TraceReplay, let recorded = replay.trace.device {
+            spec = try? DeviceSpec(parsing: recorded)
+        }
+        if case .usb(_, .fastest)? = spec?.kind {
             sessionOptions.fasterBitRate = .always
         }
         return (CardSession(transport: transport, options: sessionOptions), (device as? VirtualTransport)?.card)

@@ -55,7 +55,7 @@ public enum DeviceResolver {
 
     /// Opens `spec`; `dialect` overrides a PC/SC spec's own and is refused for other kinds.
     /// A reader waits up to `spec.wait` (default 3 s) for a card to be placed, whichever
-    /// stack drives it: PC/SC while opening, libnfc at its first Polling.
+    /// stack drives it: PC/SC while opening, libnfc and the RC-S380 at their first Polling.
     public static func open(_ spec: DeviceSpec, dialect: PCSCDialect? = nil, requiresCard: Bool = true,
                             console: Console? = nil) async throws -> any Transport {
         let name = spec.description
@@ -65,13 +65,16 @@ public enum DeviceResolver {
                 throw UsageError("--dialect applies to PC/SC devices (pcsc, pcsc:<reader>), not '\(name)'")
             }
         }
-        switch spec.kind {
-        case .libnfc(let connstring):
-            let reader = try await LibNFCTransport.open(connstring: connstring, name: name)
+        /// A reader that does not wait for a card by itself gets `wait` at its first Polling.
+        func waiting(_ reader: any Transport) -> any Transport {
             guard wait > .zero else { return reader }
             return CardWaitTransport(wrapping: reader, wait: wait) { wait in
                 console?.progress("waiting up to \(DeviceSpec.seconds(wait)) s for a card on \(name)")
             }
+        }
+        switch spec.kind {
+        case .libnfc(let connstring):
+            return waiting(try await LibNFCTransport.open(connstring: connstring, name: name))
         case .pcsc(let reader, let ownDialect):
             var chosen = dialect ?? ownDialect
             if chosen == nil, let env = environment("FELICA_PCSC_DIALECT"), !env.isEmpty {
@@ -84,7 +87,7 @@ public enum DeviceResolver {
             let options = PCSCTransport.Options(dialect: chosen, cardWait: wait, requiresCard: requiresCard)
             return try await PCSCTransport.open(reader, options: options, name: name)
         case .usb(let selector, let rate):
-            return try await RCS380Transport.open(selector, name: name, bitRate: rate.rates.start, bitRates: rate.rates.allowed)
+            return waiting(try await RCS380Transport.open(selector, name: name, bitRate: rate.rates.start, bitRates: rate.rates.allowed))
         case .virtual(let source, let timing):
             let card: VirtualCard
             switch source {

@@ -78,7 +78,7 @@ public struct CardReader: Sendable {
     /// The layouts looked for.
     public var layouts: [PurseLayout] = PurseLayout.all
     /// Move to the fastest bit rate the card and the reader share before reading, when the
-    /// reading is long enough to pay for it (``CardSession/useFastestBitRate(for:expectedBlocks:)``
+    /// reading is long enough to pay for it (`CardSession.useFastestBitRate(for:expectedBlocks:)`
     /// with ``expectedBlocks``): a history reading does, a balance reading does not.
     public var usesFastestBitRate = true
 

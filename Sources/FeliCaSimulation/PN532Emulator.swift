@@ -17,10 +17,11 @@ import FeliCaReaderCodecs
 /// running command.
 ///
 /// Timing (``Options/timing``): every frame takes its UART time at the current baud rate
-/// (10 bits a byte; USB time on the RC-S956), card exchanges take the card's air and PMm response time, a silent
-/// card costs the chip's RF timeout (RFConfiguration item 0x02) and a Polling nobody
-/// answers costs one Polling window per passive-activation attempt (item 0x05). Without
-/// timing everything is instant, but the order of events is the same.
+/// (10 bits a byte; full-speed USB time on the RC-S956), card exchanges take the card's air
+/// and PMm response time, a silent card costs the chip's RF timeout (RFConfiguration item
+/// 0x02) and a Polling nobody answers costs one Polling window per passive-activation
+/// attempt (item 0x05). Without timing everything is instant, but the order of events is
+/// the same.
 public struct PN532Emulator: Sendable {
     /// Which chip of the family answers. The RC-S956 runs Sony's own firmware on the same
     /// hardware: the command set is the PN53x one, with these differences a host sees —
@@ -33,7 +34,7 @@ public struct PN532Emulator: Sendable {
         case rcs956
 
         /// GetFirmwareVersion's answer after the response code: IC, Ver, Rev, Support.
-        /// The RC-S956's is what nfcpy's recorded exchanges show (`33 01 30 07`, v1.48).
+        /// The RC-S956's is the one nfcpy's RC-S956 tests use (`33 01 30 07`, v1.48).
         public var firmware: [UInt8] {
             switch self {
             case .pn532: [0x32, 0x01, 0x06, 0x07]

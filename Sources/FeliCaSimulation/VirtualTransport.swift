@@ -12,7 +12,7 @@ public final class VirtualTransport: Transport {
     /// Bit rate used for the air time at first; nil = answer instantly.
     public let timing: AirTiming.BitRate?
     public var linkLatency: Duration { .zero }
-    /// The rates the session may switch to (``CardSession/useFastestBitRate(for:)``); by
+    /// The rates the session may switch to (`CardSession.useFastestBitRate(for:expectedBlocks:)`); by
     /// default only the one it starts at, as `virtual:` devices run.
     public let bitRates: [AirTiming.BitRate]
     private let rate: Mutex<AirTiming.BitRate>

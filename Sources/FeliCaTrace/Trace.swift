@@ -11,6 +11,9 @@ public struct Trace: Hashable, Sendable {
     public var device: String?
     /// When the recording started, UTC ISO 8601 (`2026-11-29T10:00:00Z`).
     public var started: String?
+    /// The latency the recorded link added to every exchange, in seconds (`linkLatency`):
+    /// a replay reports it, so a session makes the same choices it made when recorded.
+    public var linkLatency: Double?
     /// The exchanges in the order they happened.
     public var exchanges: [Exchange]
     /// The times the session asked the reader itself for the card's IDm and PMm
@@ -134,6 +137,7 @@ public struct Trace: Hashable, Sendable {
         o.append("format", .string(Self.formatName))
         if let device { o.append("device", .string(device)) }
         if let started { o.append("started", .string(started)) }
+        if let linkLatency { o.append("linkLatency", .number(Trace.micro(linkLatency))) }
         return JSONValue.object(o).serialized()
     }
 
@@ -221,6 +225,7 @@ extension Trace {
         }
         trace.device = try optionalString(o, "device", number, source)
         trace.started = try optionalString(o, "started", number, source)
+        trace.linkLatency = try seconds(o, "linkLatency", number, source)
     }
 
     private static func exchange(_ o: JSONObject, number: Int, source: String) throws(FeliCaError) -> Exchange {

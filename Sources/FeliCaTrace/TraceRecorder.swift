@@ -41,7 +41,9 @@ public final class TraceRecorder: TransportWrapper {
         self.path = path
         self.syncEachLine = syncEachLine
         let fd = try TraceFile.create(path)
-        let header = Trace(device: transport.name, started: TraceFile.utcNow()).headerLine() + "\n"
+        var opening = Trace(device: transport.name, started: TraceFile.utcNow())
+        if transport.linkLatency > .zero { opening.linkLatency = Self.seconds(transport.linkLatency) }
+        let header = opening.headerLine() + "\n"
         do {
             try TraceFile.write(fd, Array(header.utf8), path: path)
             if syncEachLine { try TraceFile.sync(fd, path: path) }

@@ -14,8 +14,9 @@ public final class TraceReplay: Transport {
     public let trace: Trace
     /// The device string (`replay:Tests/Traces/suica-dump.jsonl`).
     public let name: String
-    /// Replays answer at once: no link time to add.
-    public var linkLatency: Duration { .zero }
+    /// The recorded link's latency (the header's `linkLatency`), so the session times and
+    /// decides as it did when recorded; replays still answer at once.
+    public let linkLatency: Duration
 
     /// The rates the recording ran at: a session replayed against it may switch between
     /// them, and each exchange must be sent at the rate it was recorded at.
@@ -34,6 +35,7 @@ public final class TraceReplay: Transport {
     public init(_ trace: Trace, name: String) {
         self.trace = trace
         self.name = name
+        linkLatency = .nanoseconds(Int64(((trace.linkLatency ?? 0) * 1e9).rounded()))
         let rates = Set(trace.exchanges.map(\.bitRate)).union([.kbps212])
         bitRates = AirTiming.BitRate.allCases.filter(rates.contains)
         state = Mutex(State(rate: trace.exchanges.first?.bitRate ?? .kbps212))

@@ -6,7 +6,8 @@ import Synchronization
 /// `usb:<vid>:<pid>` and `usb:<bus>:<address>` devices.
 ///
 /// Every FeliCa packet, Polling included, goes through the chip's InCommRF with the
-/// exchange's timeout as the chip's own (0.1 ms units); the host waits that long plus a
+/// exchange's timeout, less the link latency measured at open, as the chip's own (0.1 ms
+/// units); the host waits that long plus a
 /// USB margin, and a reply that does not come in time, or a cancelled task, aborts the
 /// command with a host ACK so the next one starts clean. libusb calls run on a thread of
 /// the transport's own. The kernel's `port100` driver is detached when it holds the reader
@@ -67,6 +68,8 @@ public final class RCS380Transport: Transport {
         if Task.isCancelled { throw FeliCaError(.cancelled, "\(name): cancelled") }
         let connection = connection
         connection.cancelled.store(false, ordering: .relaxed)
+        // The session's timeout includes this link's latency; the chip times the air alone.
+        let chipTimeout = max(timeout - linkLatency, timeout / 2)
         // A libusb call that never returns (a wedged bus) must not hang the command: past the
         // exchange's own limits the transport gives up and counts the reader as broken.
         let limit = timeout + RCS380Connection.hostMargin * 2 + .seconds(2)
@@ -75,7 +78,7 @@ public final class RCS380Transport: Transport {
         let result = await withTaskCancellationHandler { () async -> Result<[UInt8], FeliCaError> in
             do throws(FeliCaError) {
                 return .success(try await thread.run(limit: limit, onExpiry: stuck) { () throws(FeliCaError) -> [UInt8] in
-                    try connection.exchange(packet, timeout: timeout)
+                    try connection.exchange(packet, timeout: chipTimeout)
                 })
             } catch {
                 if error.reason == stuck.reason { broken.withLock { $0 = stuck } }

@@ -1,5 +1,7 @@
 @testable import FeliCaCLI
+import FeliCa
 import Foundation
+import Synchronization
 import Testing
 
 // `felica doctor --root` on the fake trees in Fixtures/doctor (make-trees.sh writes them).
@@ -471,4 +473,32 @@ final class EmulatedPN532 {
         #expect(r.stdout.contains("\nproblem  libnfc:pn532_uart:/dev/felica-no-such-tty: cannot open: libnfc could not open pn532_uart:/dev/felica-no-such-tty: /dev/felica-no-such-tty does not exist"), "\(r.stdout)")
         #expect(r.stdout.contains("\n         fix: fix the problems above, then try again: felica poll --device libnfc:pn532_uart:/dev/felica-no-such-tty\n"))
     }
+}
+
+/// A link with two rates whose card says it runs at 424 kbps but is silent there.
+final class BoastingCardLink: Transport {
+    let name = "boast"
+    let linkLatency: Duration = .milliseconds(2)
+    let bitRates: [AirTiming.BitRate] = [.kbps212, .kbps424]
+    private let rate = Mutex(AirTiming.BitRate.kbps212)
+    var bitRate: AirTiming.BitRate { rate.withLock { $0 } }
+    func switchBitRate(to newRate: AirTiming.BitRate) async throws(FeliCaError) { rate.withLock { $0 = newRate } }
+    func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
+        guard bitRate == .kbps212, let polling = try? PollingCommand.decode(packet[...]) else {
+            throw FeliCaError(.timeout, "silent")
+        }
+        let data: UInt16? = polling.requestCode == .communicationPerformance ? 0x0083 : nil
+        return PollingResponse(idm: IDm(rawValue: 0x0101_1203_1234_5678), pmm: PMm(rawValue: 0x100b_4b42_8485_d0ff), requestData: data).encode()
+    }
+    func close() async {}
+}
+
+@Test func doctorFindsACardThatDoesNotAnswerAtTheRateItClaims() async throws {
+    let link = BoastingCardLink()
+    let session = CardSession(transport: link)
+    let r = try #require(try await session.poll())
+    let check = try #require(try await DoctorRun.bitRateCheck(session, Target(idm: r.idm, pmm: r.pmm, systemCode: nil)))
+    #expect(check.summary == "it says it runs at 424 kbps but did not answer there")
+    #expect(check.keepSlow)
+    #expect(link.bitRate == .kbps212)
 }

@@ -80,6 +80,16 @@ import Testing
         } throws: { ($0 as? FeliCaError)?.reason == "t.jsonl line 2: \"rate\" must be 212 or 424 (kbps), found 300" }
     }
 
+    @Test func theHeaderKeepsTheLinkLatencyAndTheReplayReportsIt() throws {
+        let text = "{\"format\":\"felica-trace/1\",\"device\":\"usb\",\"linkLatency\":0.0082}\n"
+        let trace = try Trace.parse(text)
+        #expect(trace.linkLatency == 0.0082)
+        #expect(trace.headerLine() == "{\"format\":\"felica-trace/1\",\"device\":\"usb\",\"linkLatency\":0.0082}")
+        #expect(TraceReplay(trace, name: "r").linkLatency == .microseconds(8200))
+        #expect(TraceReplay(Trace(), name: "r").linkLatency == .zero)
+        #expect(throws: FeliCaError.self) { try Trace.parse("{\"format\":\"felica-trace/1\",\"linkLatency\":-1}\n") }
+    }
+
     @Test func liveTraceTellsOfTheSwitch() async throws {
         let lines = Mutex<[String]>([])
         let link = VirtualTransport(card: try VirtualCard.named("suica"), name: "virtual:suica", bitRates: [.kbps212, .kbps424])

@@ -27,8 +27,8 @@ else
   fail "devices / FELICA_DEVICE / default device"; echo "$out" >&2
 fi
 out="$(timeout 60 "$sim" rcs380 --card suica -- "$felica" doctor 2>&1)"
-if grep -q 'driven directly over USB (libusb); --device usb:001:004' <<<"$out" && grep -q '^ok *usb:001:004: a card answered' <<<"$out"; then
-  pass "doctor finds the reader and polls the card through it"
+if grep -q 'driven directly over USB (libusb); --device usb:001:004' <<<"$out" && grep -q '^ok *usb:001:004: a card answered.*it answered at 424 kbps too' <<<"$out"; then
+  pass "doctor finds the reader, polls the card through it and checks it at 424 kbps"
 else
   fail "doctor"; echo "$out" >&2
 fi
@@ -51,6 +51,8 @@ timeout 30 "$felica" -v dump --device 'usb?rate=fastest' >rate.dump.out 2>rate.d
 timeout 30 "$felica" -v history --device 'usb?rate=212' >/dev/null 2>rate.fixed212.v
 timeout 30 "$felica" -v poll --device 'usb?rate=424' >rate.fixed424.out 2>rate.fixed424.v
 timeout 30 "$felica" history --trace rate.trace.jsonl --device 'usb?rate=fastest' >rate.traced.out 2>rate.traced.err
+timeout 30 "$felica" balance --trace rate.fastbalance.jsonl --device 'usb?rate=fastest' >rate.fastbalance.out 2>&1
+timeout 30 "$felica" history --trace rate.auto.jsonl --device usb >rate.auto.out 2>&1
 EOS
 timeout 120 "$sim" rcs380 --card suica -- bash "$rate_script" 2>"$tmp/rate.sim.err"
 switch_line='⇄  bit rate 212 → 424 kbps'
@@ -84,10 +86,20 @@ if cmp -s "$tmp/rate.virtual.out" "$tmp/rate.traced.out" && grep -q '"rate":424'
 else
   fail "trace of a 424 kbps reading"; cat "$tmp/rate.traced.err" "$tmp/rate.replay.err" >&2
 fi
+"$felica" balance --device virtual:suica >"$tmp/rate.vbalance.out" 2>/dev/null
+if "$felica" balance --device "replay:$tmp/rate.fastbalance.jsonl" 2>"$tmp/rate.replay2.err" | cmp -s - "$tmp/rate.vbalance.out" \
+   && grep -q '"rate":424' "$tmp/rate.fastbalance.jsonl" \
+   && "$felica" history --device "replay:$tmp/rate.auto.jsonl" 2>"$tmp/rate.replay3.err" | cmp -s - "$tmp/rate.virtual.out" \
+   && head -1 "$tmp/rate.auto.jsonl" | grep -q '"linkLatency":'; then
+  pass "replays decide as the recorded reader did: a usb?rate=fastest balance and an auto history (with the reader's latency in the header)"
+else
+  fail "replay of a fastest balance or an auto history"; cat "$tmp/rate.replay2.err" "$tmp/rate.replay3.err" >&2; head -1 "$tmp/rate.auto.jsonl" >&2
+fi
 slow_script="$tmp/slow.sh"
 cat >"$slow_script" <<EOS
 timeout 30 "$felica" -v history --device 'usb?rate=fastest' >"$tmp/slow.history.out" 2>"$tmp/slow.history.v"
 timeout 30 "$felica" poll --device 'usb?rate=424' >/dev/null 2>"$tmp/slow.fixed424.err"; echo \$? >"$tmp/slow.fixed424.rc"
+timeout 30 "$felica" doctor >"$tmp/slow.doctor" 2>&1
 EOS
 timeout 120 "$sim" rcs380 --card "$tmp/slow-suica.json" -- bash "$slow_script" 2>"$tmp/slow.sim.err"
 "$felica" history --device "virtual:$tmp/slow-suica.json" >"$tmp/slow.virtual.out" 2>/dev/null
@@ -96,10 +108,25 @@ if grep -q "performance=0001" "$tmp/slow.history.v" && ! grep -q '⇄' "$tmp/slo
 else
   fail "212-only card"; cat "$tmp/slow.history.v" "$tmp/slow.sim.err" >&2
 fi
+if grep -q '^ok *usb:001:004: a card answered.*it runs at 212 kbps only' "$tmp/slow.doctor"; then
+  pass "doctor says a card runs at 212 kbps only"
+else
+  fail "doctor with a 212-only card"; cat "$tmp/slow.doctor" >&2
+fi
 if [[ "$(cat "$tmp/slow.fixed424.rc")" == 69 ]] && grep -q "no card answered Polling" "$tmp/slow.fixed424.err"; then
   pass "usb?rate=424 does not see a card that runs at 212 kbps only"
 else
   fail "usb?rate=424 with a 212-only card: exit $(cat "$tmp/slow.fixed424.rc")"; cat "$tmp/slow.fixed424.err" >&2
+fi
+
+# --wait / ?wait=: the RC-S380 waits for a card to be placed, as every reader does.
+start=$(date +%s%N)
+out="$(timeout 60 "$sim" rcs380 --no-card -- "$felica" poll --device 'usb?wait=1.5' 2>&1)"
+ms=$((($(date +%s%N) - start) / 1000000))
+if ((ms >= 1500 && ms < 10000)) && grep -q "no card answered Polling on usb?wait=1.5" <<<"$out"; then
+  pass "usb?wait=1.5 waits for a card ($ms ms) before saying none came"
+else
+  fail "usb?wait=1.5: $ms ms: $out"
 fi
 
 # Faults: name | sim options | first command | what its error must say (regex, empty: it must

@@ -11,6 +11,13 @@ source "$(dirname "$0")/lib.sh"
 stage_workdir
 device=libnfc:pn53x_usb
 
+# Usage errors (exit 64): no command to run, a fault the reader cannot have, unplug on a serial PN532.
+for args in "rcs956 --card suica" "rcs956 --card suica --fault melt@2 -- true" "pn532 --card suica --fault unplug@2"; do
+  # shellcheck disable=SC2086
+  timeout 10 "$sim" $args >/dev/null 2>"$work/usage.err"; rc=$?
+  if [[ "$rc" == 64 ]] && grep -q . "$work/usage.err"; then pass "felica-sim $args: usage error ($(head -n 1 "$work/usage.err"))"; else fail "felica-sim $args: exit $rc"; fi
+done
+
 commands=("poll" "poll --json" "balance" "balance --json" "history" "history --json")
 for card in suica edy nanaco waon wallet; do
   usb_matches_virtual rcs956 "$device" "$card" "${commands[@]}"
@@ -38,6 +45,15 @@ if grep -qF 'Sony RC-S360 / RC-S330 / RC-S370 (054c:02e1) on USB bus 001 device 
   pass "doctor recognises the RC-S360 and polls the card through it"
 else
   fail "doctor"; echo "$out" >&2
+fi
+
+# With libnfc's scanning off (as this suite runs), no stack lists the reader, yet doctor
+# recognises it on the bus and polls it by its exact string.
+out="$(timeout 60 "$sim" rcs956 --card suica -- env LIBNFC_AUTO_SCAN=false "$felica" doctor 2>&1)"
+if grep -q '^ok *libnfc:pn53x_usb:001:004: a card answered' <<<"$out" && ! grep -q 'no reader to poll' <<<"$out"; then
+  pass "doctor polls the recognised RC-S360 even when libnfc's scanning is off"
+else
+  fail "doctor with LIBNFC_AUTO_SCAN=false"; echo "$out" >&2
 fi
 
 # Faults (usb_fault in lib.sh): name | sim options | first command | what its error must say

@@ -6,7 +6,7 @@ import FuzzSupport
 let card = try! VirtualCard.named("suica")
 
 /// The PN532 side: the frame parser cuts any byte stream into frames or typed errors
-/// without losing track, and the emulator answers any host bytes without crashing.
+/// without losing track, and the emulator (either chip) answers any host bytes without crashing.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = fuzzBytes(data, size)
@@ -20,11 +20,14 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             precondition((try? PN532Frame.decode(f.encode()[...])) == f, "frame did not round-trip")
         }
     }
-    var emulator = PN532Emulator(card: card)
-    // Feed the stream in two pieces, as a UART delivers it.
-    let cut = bytes.count / 2
-    _ = emulator.receive(bytes[..<cut], at: .zero)
-    _ = emulator.receive(bytes[cut...], at: .milliseconds(1))
+    // Both chips of the state machine (the PN532, and the RC-S956 of Sony's USB readers),
+    // fed the stream in two pieces, as a UART or two bulk transfers deliver it.
+    for chip in [PN532Emulator.Chip.pn532, .rcs956] {
+        var emulator = PN532Emulator(card: card, options: .init(chip: chip))
+        let cut = bytes.count / 2
+        _ = emulator.receive(bytes[..<cut], at: .zero)
+        _ = emulator.receive(bytes[cut...], at: .milliseconds(1))
+    }
     return 0
 }
 

@@ -33,6 +33,14 @@ struct DoctorRun: Sendable {
         }
         let libnfcRequested = targets.contains { if case .libnfc = $0.kind { true } else { false } }
         var run = DoctorRun(diagnosis: Diagnosis(host, libnfcRequested: libnfcRequested))
+        // A reader recognised on this machine's USB bus is polled too when no stack lists it
+        // (libnfc lists nothing with LIBNFC_AUTO_SCAN=false): its exact device string reaches
+        // it anyway. Not for a tree under --root, whose devices are not this machine's.
+        if devices.isEmpty && root == "/" {
+            for reader in run.diagnosis.readers where reader.blockers.isEmpty {
+                if let spec = reader.device, !targets.contains(spec) { targets.append(spec) }
+            }
+        }
         if let environmentProblem { run.polls.append(environmentProblem) }
         if targets.isEmpty {
             run.polls.append(DoctorCheck(
@@ -63,8 +71,16 @@ struct DoctorRun: Sendable {
         let session = CardSession(transport: transport)
         do {
             if let r = try await session.poll() {
+                let rates = try await bitRateCheck(session, Target(idm: r.idm, pmm: r.pmm, systemCode: nil))
                 await transport.close()
-                return DoctorCheck(check: "poll", verdict: .ok, summary: "\(device): a card answered (IDm \(r.idm), IC \(r.pmm.ic))")
+                let summary = "\(device): a card answered (IDm \(r.idm), IC \(r.pmm.ic))" + (rates.map { "; " + $0.summary } ?? "")
+                guard let rates, rates.keepSlow else {
+                    return DoctorCheck(check: "poll", verdict: .ok, summary: summary)
+                }
+                var slow = device
+                if case .usb(let selector, _) = device.kind { slow.kind = .usb(selector, rate: .kbps212) }
+                return DoctorCheck(check: "poll", verdict: .problem, summary: summary,
+                                   fix: "keep the reader at 212 kbps: felica balance --device \(quoted(slow.description))")
             }
             await transport.close()
             return DoctorCheck(check: "poll", verdict: .ok, summary: "\(device): polls, no card on it (place a card to read one)")
@@ -74,6 +90,24 @@ struct DoctorRun: Sendable {
                                fix: (device.isReader ? "unplug and replug the reader, then try again: " : "try it on its own: ")
                                    + "felica poll --device \(quoted(device.description))")
         }
+    }
+
+    /// On a reader that can run faster than 212 kbps: which rates the card names, and whether
+    /// it answers at the fastest through this reader. Nil on a reader with one rate.
+    static func bitRateCheck(_ session: CardSession, _ target: Target) async throws(FeliCaError) -> (summary: String, keepSlow: Bool)? {
+        let transport = session.transport
+        guard let slowest = transport.bitRates.first, transport.bitRates.count > 1 else { return nil }
+        let latency = String(format: "%.1f", Double(transport.linkLatency.components.attoseconds) / 1e15 + Double(transport.linkLatency.components.seconds) * 1000)
+        let rate = try await session.useFastestBitRate(for: target)
+        guard rate != slowest else {
+            return ("it runs at \(slowest.rawValue) kbps only (the reader adds \(latency) ms per command)", false)
+        }
+        let answered = try await session.poll(systemCode: .wildcard, requestCode: .none)?.idm == target.idm
+        try await transport.switchBitRate(to: slowest)
+        guard answered else {
+            return ("it says it runs at \(rate.rawValue) kbps but did not answer there", true)
+        }
+        return ("it answered at \(rate.rawValue) kbps too (the reader adds \(latency) ms per command)", false)
     }
 
     /// A reader that does not say how long to wait for a card gets no wait: doctor asks
