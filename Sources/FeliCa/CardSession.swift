@@ -105,11 +105,7 @@ public actor CardSession {
     /// A reader that will not forward Polling gives the IDm and PMm it found itself
     /// (``Transport/readerReportedIdentity()``); the system code is then unknown.
     public func detect() async throws(FeliCaError) -> Target {
-        // A session that switched up for the previous card polls at the slowest rate again:
-        // every card answers there.
-        if let slowest = transport.bitRates.first, transport.bitRate != slowest {
-            try await transport.switchBitRate(to: slowest)
-        }
+        try await useSlowestBitRate()
         let r: PollingResponse?
         do {
             r = try await poll(systemCode: .wildcard, requestCode: .systemCode)
@@ -176,6 +172,14 @@ public actor CardSession {
         let cost = AirTiming.airTime(packetLength: 6, at: current) + AirTiming.pollingSlotZero
             + AirTiming.airTime(packetLength: 20, at: current) + transport.linkLatency * 2
         return saved > cost
+    }
+
+    /// Moves back to the slowest rate the transport offers, where every card answers: before
+    /// looking for the next card after a session moved up for the last one. No exchange.
+    public func useSlowestBitRate() async throws(FeliCaError) {
+        if let slowest = transport.bitRates.first, transport.bitRate != slowest {
+            try await transport.switchBitRate(to: slowest)
+        }
     }
 
     /// Polls one system and returns it addressed by its own IDm, or nil when the card lacks it.

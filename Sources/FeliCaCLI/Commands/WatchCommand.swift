@@ -183,8 +183,9 @@ struct WatchCommand: CLICommand {
     }
 
     /// Polls until a card answers: the card, and when the Polling that found it was sent.
-    /// A reader that will not forward Polling names the card it found itself
-    /// (``CardSession/detect()``).
+    /// ``CardSession/detect()`` polls at the slowest bit rate, where every card answers,
+    /// whatever rate the last card was read at; a reader that will not forward Polling
+    /// names the card it found itself.
     static func waitForCard(_ session: CardSession, interval: Duration) async throws -> (Target, ContinuousClock.Instant) {
         while true {
             try Task.checkCancellation()
