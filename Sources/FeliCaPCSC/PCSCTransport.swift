@@ -77,6 +77,7 @@ public final class PCSCTransport: Transport {
     /// A connected card and what was learned when connecting.
     private struct Connected: Sendable {
         var card: PCSCCard
+        var driver: PCSCDialectDriver
         var atr: ATR
         var idm: IDm?
     }
@@ -89,7 +90,7 @@ public final class PCSCTransport: Transport {
         self.context = context
         var s = State()
         if let c = connection {
-            s.connection = Connected(card: c.card, atr: try ATR(c.reader.atr), idm: c.idm)
+            s.connection = Connected(card: c.card, driver: c.driver, atr: try ATR(c.reader.atr), idm: c.idm)
             s.reader = c.reader.name
             s.driver = c.driver
             s.maxAPDUDataSize = c.maxAPDUDataSize
@@ -165,30 +166,29 @@ public final class PCSCTransport: Transport {
     private func exchangeOnQueue(_ packet: [UInt8], timeout: Duration, isPolling: Bool) throws(FeliCaError) -> [UInt8] {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
-        var current = state.withLock { s in s.connection.map { ($0.card, s.driver!) } }
-        if current == nil {
-            guard isPolling else {
-                throw FeliCaError(.cardGone, "no card is on PC/SC reader '\(state.withLock { $0.reader } ?? spec ?? "any")' now: the card left; place it on the reader again")
-            }
-            guard let arrived = try connectNext(until: deadline) else {
-                throw FeliCaError(.timeout, "no FeliCa card on \(watched) within \(seconds(timeout))")
-            }
-            current = arrived
-        }
+        var current = state.withLock { $0.connection }
+        var left = false
         while true {
-            let (card, driver) = current!
-            do throws(FeliCaError) {
-                return try driver.exchange(packet, timeout: timeout, Self.transmitter(card))
-            } catch {
-                let explained = Self.explain(error, dialect: driver.dialect, reader: card.reader, context: context)
-                guard explained.code == .cardGone else { throw explained }
-                drop(card)
-                // A Polling that found the last card gone looks for the next one.
-                guard isPolling else { throw explained }
-                guard let arrived = try connectNext(until: deadline) else {
-                    throw FeliCaError(.timeout, "no FeliCa card on \(watched) within \(seconds(timeout)) (the last one left)")
+            guard let c = current else {
+                guard isPolling else {
+                    throw FeliCaError(.cardGone, "no card is on \(watched) now: the card left; place it on the reader again")
+                }
+                guard clock.now < deadline || !left, let arrived = try connectNext(until: deadline) else {
+                    throw FeliCaError(.timeout, "no FeliCa card on \(watched) within \(seconds(timeout))\(left ? " (the last one left)" : "")")
                 }
                 current = arrived
+                continue
+            }
+            do throws(FeliCaError) {
+                return try c.driver.exchange(packet, timeout: timeout, Self.transmitter(c.card))
+            } catch {
+                let explained = Self.explain(error, dialect: c.driver.dialect, reader: c.card.reader, context: context)
+                guard explained.code == .cardGone else { throw explained }
+                drop(c.card)
+                // A Polling that found the last card gone looks for the next one.
+                guard isPolling else { throw explained }
+                current = nil
+                left = true
             }
         }
     }
@@ -201,7 +201,7 @@ public final class PCSCTransport: Transport {
     /// Waits until `deadline` for a FeliCa card on the reader (on any reader before the
     /// first card), connects to it in the reader's dialect (settled now for the first
     /// card) and makes it the current card; nil when none came. On the device queue.
-    private func connectNext(until deadline: ContinuousClock.Instant) throws(FeliCaError) -> (PCSCCard, PCSCDialectDriver)? {
+    private func connectNext(until deadline: ContinuousClock.Instant) throws(FeliCaError) -> Connected? {
         let (reader, known) = state.withLock { ($0.reader, $0.driver) }
         let c: Connection
         do throws(FeliCaError) {
@@ -216,13 +216,14 @@ public final class PCSCTransport: Transport {
             c.card.disconnect()
             throw error
         }
+        let connected = Connected(card: c.card, driver: c.driver, atr: atr, idm: c.idm)
         state.withLock { s in
-            s.connection = Connected(card: c.card, atr: atr, idm: c.idm)
+            s.connection = connected
             s.reader = c.reader.name
             s.driver = c.driver
             if s.maxAPDUDataSize == nil { s.maxAPDUDataSize = c.maxAPDUDataSize }
         }
-        return (c.card, c.driver)
+        return connected
     }
 
     /// Forgets `card` (it left the reader) and disconnects it. On the device queue.
@@ -258,9 +259,9 @@ public final class PCSCTransport: Transport {
     /// reader found when it detected the card, for readers that refuse to forward Polling.
     /// Throws ``FeliCaError/Code/cardGone`` when the card connected has left.
     public func readerReportedIdentity() async throws(FeliCaError) -> (idm: IDm, pmm: PMm)? {
-        let (closed, current) = state.withLock { s in (s.closed, s.connection.map { ($0.card, s.driver!) }) }
+        let (closed, current) = state.withLock { ($0.closed, $0.connection) }
         guard !closed else { throw FeliCaError(.readerGone, "\(name): the reader was closed") }
-        guard let (card, driver) = current else {
+        guard let card = current?.card, let driver = current?.driver else {
             throw FeliCaError(.cardGone, "no card is on \(watched) now: the card left; place it on the reader again")
         }
         return try await queue.run(limit: .seconds(5), onExpiry: FeliCaError(.readerGone, "PC/SC reader '\(card.reader)' did not answer Get Data")) { () throws(FeliCaError) -> (idm: IDm, pmm: PMm)? in

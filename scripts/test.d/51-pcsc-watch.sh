@@ -90,6 +90,28 @@ watch_opts=(--dialect sony)
 filter=strip_not_probed
 watch_two "reader refusing Polling and Request Response" --dialect sony --refuse polling,request-response,request-system-code
 
+echo "-- watch, a card that leaves in the middle of its read, then a whole one" >&2
+timeout 40 "$felica" watch --device pcsc --count 1 --json >"$work/watch.out" 2>"$work/watch.err" &
+watch_pid=$!
+start_card suica --dialect part3 --remove-after 2
+wait "$sim_pid" 2>/dev/null
+sim_pid=""
+sleep 1
+start_card edy --dialect part3
+rc=0
+wait "$watch_pid" || rc=$?
+watch_pid=""
+stop_card
+if ((rc != 0)); then
+  fail "watch after a card left mid-read: exit $rc: $(cat "$work/watch.err")"
+elif ! grep -q "card 0101120312345678 not read: it left the reader during the read; still watching" "$work/watch.err"; then
+  fail "watch does not say the first card left mid-read: $(cat "$work/watch.err")"
+elif ! diff -u "$work/virtual.edy" <(strip_elapsed <"$work/watch.out") >"$work/diff"; then
+  fail "watch after a card left mid-read: the reading differs:"; cat "$work/diff" >&2
+else
+  pass "a card leaving mid-read is reported and not counted; the next card is read"
+fi
+
 echo "-- watch with no card at all" >&2
 timeout 40 "$felica" watch --device pcsc >"$work/watch.out" 2>"$work/watch.err" &
 watch_pid=$!
