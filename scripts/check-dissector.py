@@ -72,6 +72,8 @@ def expected_packets(trace_json):
     out = []
     for line in trace_json.splitlines():
         ex = json.loads(line)
+        if "exchange" not in ex:
+            continue  # the reader's own report of the card (readerIdentity): no packet, no frame
         out.append(("command", ex["tx"], ex["command"], ex["exchange"]))
         if ex.get("rx"):
             out.append(("response", ex["rx"], ex["response"], ex["exchange"]))

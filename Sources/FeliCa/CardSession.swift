@@ -400,18 +400,21 @@ public actor CardSession {
 
     /// Whether the system still answers (Request Response).
     /// Request Response is optional: a card that does not answer it (or a reader that will
-    /// not forward it) is still there when it answers a Polling with the same IDm.
+    /// not forward it) is still there when it answers a Polling with the same IDm — or, on
+    /// a reader that forwards neither, when the reader still reports that IDm.
     public func isPresent(_ target: Target) async throws(FeliCaError) -> Bool {
         let command = RequestResponseCommand(idm: target.idm)
         do {
-            let reply = try await exchange(command.encode(), timeout: timeout(target.pmm, .fixed, units: 0))
-            _ = try RequestResponseResponse.decode(reply[...], expecting: target.idm)
-            return true
-        } catch where error.code == .timeout || error.code == .refused {
             do {
-                return try await poll(systemCode: target.systemCode ?? .wildcard, requestCode: .none)?.idm == target.idm
-            } catch where error.code == .cardGone || error.code == .transmission {
-                return false
+                let reply = try await exchange(command.encode(), timeout: timeout(target.pmm, .fixed, units: 0))
+                _ = try RequestResponseResponse.decode(reply[...], expecting: target.idm)
+                return true
+            } catch where error.code == .timeout || error.code == .refused {
+                do {
+                    return try await poll(systemCode: target.systemCode ?? .wildcard, requestCode: .none)?.idm == target.idm
+                } catch where error.code == .refused {
+                    return try await transport.readerReportedIdentity()?.idm == target.idm
+                }
             }
         } catch where error.code == .cardGone || error.code == .transmission {
             return false

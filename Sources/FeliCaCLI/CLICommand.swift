@@ -74,6 +74,9 @@ struct CardOptions: Sendable {
     var trace: String?
     /// `--wait`; nil for commands without it.
     var wait: Duration?
+    /// Whether opening a reader fails when no card is placed within the wait; `watch`
+    /// opens a PC/SC reader without one and waits for each card as it polls.
+    var requiresCard = true
 
     init(_ args: ParsedArguments) throws(UsageError) {
         device = try args.value(CommonOptions.device)

@@ -12,7 +12,8 @@ enum CardContext {
     /// The session, and the virtual card behind it when the device is one (`watch` takes
     /// it away and taps it again, since a virtual card never leaves by itself).
     static func open(_ options: CardOptions, console: Console) async throws -> (session: CardSession, virtualCard: VirtualCard?) {
-        let device = try await DeviceResolver.open(options.device, dialect: options.dialect, wait: options.wait, console: console)
+        let device = try await DeviceResolver.open(options.device, dialect: options.dialect, wait: options.wait,
+                                                      requiresCard: options.requiresCard, console: console)
         var transport = TraceHook.watch(device, console: console)
         if let path = options.trace {
             transport = try TraceHook.record(transport, to: path)

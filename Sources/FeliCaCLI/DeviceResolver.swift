@@ -42,19 +42,22 @@ public enum DeviceResolver {
 
     /// Opens `given` (`--device`), else the device `$FELICA_DEVICE` names, else the first
     /// reader found; `dialect` (`--dialect`) applies to PC/SC devices only, `wait`
-    /// (`--wait`) to readers only.
-    public static func open(_ given: DeviceSpec?, dialect: PCSCDialect?, wait: Duration? = nil, console: Console? = nil) async throws -> any Transport {
+    /// (`--wait`) to readers only. Without `requiresCard`, a PC/SC reader opens with no
+    /// card on it (``PCSCTransport/Options/requiresCard``).
+    public static func open(_ given: DeviceSpec?, dialect: PCSCDialect?, wait: Duration? = nil, requiresCard: Bool = true,
+                            console: Console? = nil) async throws -> any Transport {
         if var spec = try given ?? fromEnvironment() {
             if let wait, spec.isReader { spec.wait = wait }
-            return try await open(spec, dialect: dialect, console: console)
+            return try await open(spec, dialect: dialect, requiresCard: requiresCard, console: console)
         }
-        return try await openDefault(dialect: dialect, wait: wait, console: console)
+        return try await openDefault(dialect: dialect, wait: wait, requiresCard: requiresCard, console: console)
     }
 
     /// Opens `spec`; `dialect` overrides a PC/SC spec's own and is refused for other kinds.
     /// A reader waits up to `spec.wait` (default 3 s) for a card to be placed, whichever
     /// stack drives it: PC/SC while opening, libnfc and the RC-S380 at their first Polling.
-    public static func open(_ spec: DeviceSpec, dialect: PCSCDialect? = nil, console: Console? = nil) async throws -> any Transport {
+    public static func open(_ spec: DeviceSpec, dialect: PCSCDialect? = nil, requiresCard: Bool = true,
+                            console: Console? = nil) async throws -> any Transport {
         let name = spec.description
         let wait = spec.wait ?? defaultCardWait
         if dialect != nil {
@@ -81,7 +84,7 @@ public enum DeviceResolver {
                     throw UsageError(error.reason)
                 }
             }
-            let options = PCSCTransport.Options(dialect: chosen, cardWait: wait)
+            let options = PCSCTransport.Options(dialect: chosen, cardWait: wait, requiresCard: requiresCard)
             return try await PCSCTransport.open(reader, options: options, name: name)
         case .usb(let selector, let rate):
             return waiting(try await RCS380Transport.open(selector, name: name, bitRate: rate.rates.start, bitRates: rate.rates.allowed))
@@ -99,7 +102,7 @@ public enum DeviceResolver {
 
     /// No device given: the first real reader (USB, libnfc, then PC/SC), with an explanation
     /// when there are several or none.
-    static func openDefault(dialect: PCSCDialect?, wait: Duration?, console: Console?) async throws -> any Transport {
+    static func openDefault(dialect: PCSCDialect?, wait: Duration?, requiresCard: Bool, console: Console?) async throws -> any Transport {
         let readers = await DeviceListing.readers()
         guard let (first, note) = choose(readers), var spec = first.spec else {
             throw FeliCaError(.noReader, """
@@ -110,8 +113,8 @@ public enum DeviceResolver {
         }
         if let note { console?.diag(note) }
         spec.wait = wait
-        if case .pcsc = spec.kind { return try await open(spec, dialect: dialect, console: console) }
-        return try await open(spec, console: console)
+        if case .pcsc = spec.kind { return try await open(spec, dialect: dialect, requiresCard: requiresCard, console: console) }
+        return try await open(spec, requiresCard: requiresCard, console: console)
     }
 
     /// The reader a command without `--device` uses: the first one that can be opened

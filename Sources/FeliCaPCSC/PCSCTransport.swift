@@ -10,6 +10,12 @@ import Synchronization
 /// Opening waits for a card with `SCardGetStatusChange` (up to ``Options/cardWait``),
 /// connects, checks the ATR says FeliCa, reads the IDm with Get Data and settles the
 /// reader's dialect. Every pcsc-lite call runs on the device's own queue.
+///
+/// The transport outlives the card: once a card has left, the next Polling waits for
+/// another one (up to the Polling's timeout), connects to it in the dialect already
+/// settled for the reader and forwards the Polling; any other command while no card is
+/// connected fails with ``FeliCaError/Code/cardGone``. With ``Options/requiresCard``
+/// false, opening does not wait for a card at all (`felica watch`).
 public final class PCSCTransport: Transport {
     /// How to open the reader.
     public struct Options: Sendable {
@@ -19,52 +25,77 @@ public final class PCSCTransport: Transport {
         public var cardWait: Duration = .zero
         /// Connect exclusively, so no other program interleaves APDUs with ours.
         public var exclusive = true
-        public init(dialect: PCSCDialect? = nil, cardWait: Duration = .zero) {
+        /// Whether opening fails when no FeliCa card is there within ``cardWait``; false
+        /// opens the reader without one, and the first Polling waits for a card.
+        public var requiresCard = true
+        public init(dialect: PCSCDialect? = nil, cardWait: Duration = .zero, requiresCard: Bool = true) {
             self.dialect = dialect
             self.cardWait = cardWait
+            self.requiresCard = requiresCard
         }
     }
 
     public let name: String
-    /// The PC/SC reader's name.
-    public let readerName: String
-    /// The card's ATR.
-    public let atr: ATR
-    /// The IDm Get Data returned, nil when the reader does not support it.
-    public let idm: IDm?
-    /// The dialect in use.
-    public var dialect: PCSCDialect { driver.dialect }
+    /// The PC/SC reader's name: the one the current or last card was on; nil while no card
+    /// has been connected yet on any of the readers watched.
+    public var readerName: String? { state.withLock { $0.reader } }
+    /// The connected card's ATR; nil while no card is connected.
+    public var atr: ATR? { state.withLock { $0.connection?.atr } }
+    /// The IDm Get Data returned for the connected card, nil when the reader does not
+    /// support it or no card is connected.
+    public var idm: IDm? { state.withLock { $0.connection?.idm } }
+    /// The dialect settled for the reader; nil until a card has been connected.
+    public var dialect: PCSCDialect? { state.withLock { $0.driver?.dialect } }
     /// What the reader's driver says about the longest APDU it carries
     /// (`dwMaxAPDUDataSize`: 0 = short APDUs only); nil when the driver does not say.
-    public let maxAPDUDataSize: UInt64?
+    public var maxAPDUDataSize: UInt64? { state.withLock { $0.maxAPDUDataSize } }
     /// What the reader has refused so far: APDU forms and FeliCa commands.
-    public var limits: PCSCDialectDriver.Limits { driver.limits }
+    public var limits: PCSCDialectDriver.Limits { state.withLock { $0.driver?.limits ?? .init() } }
     /// A round trip through pcscd and USB; the reader enforces the card timeout itself.
     public var linkLatency: Duration { .milliseconds(3) }
-    public var longestReply: Int? { driver.longestReply }
+    public var longestReply: Int? { state.withLock { $0.driver?.longestReply } }
 
-    private let driver: PCSCDialectDriver
+    private let spec: String?
+    private let options: Options
     private let queue: DeviceThread
     private let context: PCSCContext
     private let state: Mutex<State>
 
     private struct State {
-        var card: PCSCCard?
+        /// The card connected now; nil between cards.
+        var connection: Connected?
+        /// The reader cards are taken from once one has been connected.
+        var reader: String?
+        /// The dialect, settled with the first card and kept for the next ones.
+        var driver: PCSCDialectDriver?
+        var maxAPDUDataSize: UInt64?
+        var closed = false
         /// Set when a call never came back; every later exchange fails with it.
         var broken: FeliCaError?
     }
 
-    private init(name: String, readerName: String, atr: ATR, idm: IDm?, driver: PCSCDialectDriver, maxAPDUDataSize: UInt64?,
-                 queue: DeviceThread, context: PCSCContext, card: PCSCCard) {
+    /// A connected card and what was learned when connecting.
+    private struct Connected: Sendable {
+        var card: PCSCCard
+        var driver: PCSCDialectDriver
+        var atr: ATR
+        var idm: IDm?
+    }
+
+    private init(name: String, spec: String?, options: Options, queue: DeviceThread, context: PCSCContext, connection: Connection?) throws(FeliCaError) {
         self.name = name
-        self.readerName = readerName
-        self.atr = atr
-        self.idm = idm
-        self.driver = driver
-        self.maxAPDUDataSize = maxAPDUDataSize
+        self.spec = spec
+        self.options = options
         self.queue = queue
         self.context = context
-        self.state = Mutex(State(card: card))
+        var s = State()
+        if let c = connection {
+            s.connection = Connected(card: c.card, driver: c.driver, atr: try ATR(c.reader.atr), idm: c.idm)
+            s.reader = c.reader.name
+            s.driver = c.driver
+            s.maxAPDUDataSize = c.maxAPDUDataSize
+        }
+        self.state = Mutex(s)
     }
 
     /// Opens the reader `reader` selects, waiting for a FeliCa card as `options` say;
@@ -80,11 +111,16 @@ public final class PCSCTransport: Transport {
         let queue = DeviceThread(name: "felica.pcsc")
         let context = try await queue.run { () throws(FeliCaError) in try PCSCContext.establish() }
         let clock = ContinuousClock()
-        let deadline = clock.now + options.cardWait
-        let outcome: Result<Connection, FeliCaError> = await withTaskCancellationHandler {
+        // Without a card required, a card already there is taken, and none is waited for.
+        let deadline = clock.now + (options.requiresCard ? options.cardWait : .zero)
+        let outcome: Result<Connection?, FeliCaError> = await withTaskCancellationHandler {
             do throws(FeliCaError) {
-                return .success(try await queue.run { () throws(FeliCaError) in
-                    try connectToCard(context, spec: spec, until: deadline, options: options)
+                return .success(try await queue.run { () throws(FeliCaError) -> Connection? in
+                    do throws(FeliCaError) {
+                        return try connectToCard(context, spec: spec, until: deadline, options: options, strict: options.requiresCard)
+                    } catch where !options.requiresCard && [.noCard, .cardGone, .transmission].contains(error.code) {
+                        return nil
+                    }
                 })
             } catch {
                 return .failure(error)
@@ -92,31 +128,32 @@ public final class PCSCTransport: Transport {
         } onCancel: {
             context.cancel()
         }
-        if case .failure = outcome {
-            await queue.run { context.release() }
+        do throws(FeliCaError) {
+            return try PCSCTransport(name: name ?? spec.map { "pcsc:" + $0 } ?? "pcsc", spec: spec, options: options,
+                                     queue: queue, context: context, connection: try outcome.get())
+        } catch {
+            await queue.run {
+                if case .success(let c?) = outcome { c.card.disconnect() }
+                context.release()
+            }
             queue.stop()
+            throw error
         }
-        let c = try outcome.get()
-        let atr = try ATR(c.reader.atr)
-        return PCSCTransport(name: name ?? spec.map { "pcsc:" + $0 } ?? "pcsc", readerName: c.reader.name, atr: atr, idm: c.idm, driver: c.driver,
-                             maxAPDUDataSize: c.maxAPDUDataSize, queue: queue, context: context, card: c.card)
     }
 
     public func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
-        let (card, broken) = state.withLock { ($0.card, $0.broken) }
+        let (closed, broken) = state.withLock { ($0.closed, $0.broken) }
         if let broken { throw broken }
-        guard let card else { throw FeliCaError(.readerGone, "\(name): the reader was closed") }
-        let driver = self.driver
-        let reader = readerName
-        // The reader enforces `timeout`; the host only guards against a call that never returns.
-        let stuck = FeliCaError(.readerGone, "PC/SC reader '\(reader)' did not answer within \(seconds(timeout + .seconds(3))): unplug and replug it, or restart pcscd")
+        guard !closed else { throw FeliCaError(.readerGone, "\(name): the reader was closed") }
+        let isPolling = packet.count >= 2 && packet[1] == CommandCode.polling.rawValue
+        let reader = state.withLock { $0.reader } ?? spec ?? "any"
+        // The reader enforces `timeout`; the host only guards against a call that never
+        // returns. A Polling may first wait `timeout` for a card and settle its dialect.
+        let limit = timeout + .seconds(3) + (isPolling ? timeout + .seconds(2) : .zero)
+        let stuck = FeliCaError(.readerGone, "PC/SC reader '\(reader)' did not answer within \(seconds(limit)): unplug and replug it, or restart pcscd")
         do throws(FeliCaError) {
-            return try await queue.run(limit: timeout + .seconds(3), onExpiry: stuck) { () throws(FeliCaError) -> [UInt8] in
-                do throws(FeliCaError) {
-                    return try driver.exchange(packet, timeout: timeout, Self.transmitter(card))
-                } catch {
-                    throw Self.explain(error, dialect: driver.dialect, reader: reader, context: card.context)
-                }
+            return try await queue.run(limit: limit, onExpiry: stuck) { () throws(FeliCaError) -> [UInt8] in
+                try self.exchangeOnQueue(packet, timeout: timeout, isPolling: isPolling)
             }
         } catch {
             if error.reason == stuck.reason { state.withLock { $0.broken = stuck } }
@@ -124,31 +161,125 @@ public final class PCSCTransport: Transport {
         }
     }
 
+    /// One exchange, on the device queue: with the card connected, or — for a Polling —
+    /// with the card that arrives within `timeout`.
+    private func exchangeOnQueue(_ packet: [UInt8], timeout: Duration, isPolling: Bool) throws(FeliCaError) -> [UInt8] {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        var current = state.withLock { $0.connection }
+        var left = false
+        while true {
+            guard let c = current else {
+                guard isPolling else {
+                    throw FeliCaError(.cardGone, "no card is on \(watched) now: the card left; place it on the reader again")
+                }
+                guard clock.now < deadline || !left, let arrived = try connectNext(until: deadline) else {
+                    throw FeliCaError(.timeout, "no FeliCa card on \(watched) within \(seconds(timeout))\(left ? " (the last one left)" : "")")
+                }
+                current = arrived
+                continue
+            }
+            do throws(FeliCaError) {
+                return try c.driver.exchange(packet, timeout: timeout, Self.transmitter(c.card))
+            } catch {
+                let explained = Self.explain(error, dialect: c.driver.dialect, reader: c.card.reader, context: context)
+                guard explained.code == .cardGone else { throw explained }
+                drop(c.card)
+                // A Polling that found the last card gone looks for the next one.
+                guard isPolling else { throw explained }
+                current = nil
+                left = true
+            }
+        }
+    }
+
+    /// The readers looked at for the next card, for messages.
+    private var watched: String {
+        state.withLock { $0.reader }.map { "PC/SC reader '\($0)'" } ?? spec.map { "PC/SC reader '\($0)'" } ?? "any PC/SC reader"
+    }
+
+    /// Waits until `deadline` for a FeliCa card on the reader (on any reader before the
+    /// first card), connects to it in the reader's dialect (settled now for the first
+    /// card) and makes it the current card; nil when none came. On the device queue.
+    private func connectNext(until deadline: ContinuousClock.Instant) throws(FeliCaError) -> Connected? {
+        let (reader, known) = state.withLock { ($0.reader, $0.driver) }
+        let c: Connection
+        do throws(FeliCaError) {
+            c = try Self.connectToCard(context, spec: reader ?? spec, until: deadline, options: options, strict: false, settled: known)
+        } catch where [.noCard, .cardGone, .transmission].contains(error.code) {
+            return nil
+        }
+        let atr: ATR
+        do throws(FeliCaError) {
+            atr = try ATR(c.reader.atr)
+        } catch {
+            c.card.disconnect()
+            throw error
+        }
+        let connected = Connected(card: c.card, driver: c.driver, atr: atr, idm: c.idm)
+        state.withLock { s in
+            s.connection = connected
+            s.reader = c.reader.name
+            s.driver = c.driver
+            if s.maxAPDUDataSize == nil { s.maxAPDUDataSize = c.maxAPDUDataSize }
+        }
+        return connected
+    }
+
+    /// Forgets `card` (it left the reader) and disconnects it. On the device queue.
+    private func drop(_ card: PCSCCard) {
+        state.withLock { s in
+            if s.connection?.card === card { s.connection = nil }
+        }
+        card.disconnect()
+    }
+
     public func close() async {
-        guard let card = state.withLock({ s -> PCSCCard? in defer { s.card = nil }; return s.card }) else { return }
-        let driver = self.driver
+        let (connected, driver) = state.withLock { s -> (PCSCCard?, PCSCDialectDriver?)? in
+            guard !s.closed else { return nil }
+            s.closed = true
+            defer { s.connection = nil }
+            return (s.connection?.card, s.driver)
+        } ?? (nil, nil)
+        let context = self.context
         // Queued behind any exchange still running; a stuck one is not waited for long.
         _ = try? await queue.run(limit: .seconds(2), onExpiry: FeliCaError(.timeout, "close")) { () throws(FeliCaError) in
-            driver.end(Self.transmitter(card))
-            card.disconnect()
+            if let card = connected {
+                driver?.end(Self.transmitter(card))
+                card.disconnect()
+            }
             // Released here, on the device thread, not whenever the last reference happens to
             // drop: a release racing libpcsclite's own teardown at process exit crashed
             // `felica` (SIGSEGV in libpcsclite, about 1 run in 400).
-            card.context.release()
+            context.release()
         }
     }
 
     /// Get Data for the IDm (`FF CA 00 00 00`) and the PMm (`FF CA 01 00 00`): what the
     /// reader found when it detected the card, for readers that refuse to forward Polling.
+    /// Throws ``FeliCaError/Code/cardGone`` when the card connected has left.
     public func readerReportedIdentity() async throws(FeliCaError) -> (idm: IDm, pmm: PMm)? {
-        let card = state.withLock { $0.card }
-        guard let card else { throw FeliCaError(.readerGone, "\(name): the reader was closed") }
-        return try await queue.run(limit: .seconds(5), onExpiry: FeliCaError(.readerGone, "PC/SC reader '\(readerName)' did not answer Get Data")) { () throws(FeliCaError) -> (idm: IDm, pmm: PMm)? in
+        let (closed, current) = state.withLock { ($0.closed, $0.connection) }
+        guard !closed else { throw FeliCaError(.readerGone, "\(name): the reader was closed") }
+        guard let card = current?.card, let driver = current?.driver else {
+            throw FeliCaError(.cardGone, "no card is on \(watched) now: the card left; place it on the reader again")
+        }
+        return try await queue.run(limit: .seconds(5), onExpiry: FeliCaError(.readerGone, "PC/SC reader '\(card.reader)' did not answer Get Data")) { () throws(FeliCaError) -> (idm: IDm, pmm: PMm)? in
             let transmit = Self.transmitter(card)
-            guard let idm = try? PCSCStorageAPDU.idm(fromGetUID: transmit(PCSCStorageAPDU.getUID)),
-                  let pmm = try? PCSCStorageAPDU.pmm(fromGetData: transmit(PCSCStorageAPDU.getPMm))
-            else { return nil }
-            return (idm, pmm)
+            do throws(FeliCaError) {
+                // A reader without Get Data answers with an error status; a card that left
+                // makes the transmit itself fail.
+                let uid = try transmit(PCSCStorageAPDU.getUID)
+                guard let idm = try? PCSCStorageAPDU.idm(fromGetUID: uid) else { return nil }
+                let data = try transmit(PCSCStorageAPDU.getPMm)
+                guard let pmm = try? PCSCStorageAPDU.pmm(fromGetData: data) else { return nil }
+                return (idm, pmm)
+            } catch {
+                let explained = Self.explain(error, dialect: driver.dialect, reader: card.reader, context: self.context)
+                guard explained.code == .cardGone else { return nil }
+                self.drop(card)
+                throw explained
+            }
         }
     }
 
@@ -163,18 +294,26 @@ public final class PCSCTransport: Transport {
         var maxAPDUDataSize: UInt64?
     }
 
-    /// Waits for a FeliCa card, connects, reads the IDm and settles the dialect. pcscd's view
-    /// of a reader can be a moment old (a card just taken away still shows as present), so a
-    /// card that fails right after connecting sends us back to waiting for the reader's
-    /// next state change (at most a second), until `deadline`.
-    static func connectToCard(_ context: PCSCContext, spec: String?, until deadline: ContinuousClock.Instant, options: Options) throws(FeliCaError) -> Connection {
+    /// Waits for a FeliCa card, connects, reads the IDm and settles the dialect — or, given
+    /// the dialect `settled` for the reader with an earlier card, just prepares it
+    /// (``PCSCDialectDriver/begin(_:)``). pcscd's view of a reader can be a moment old (a
+    /// card just taken away still shows as present), so a card that fails right after
+    /// connecting sends us back to waiting for the reader's next state change (at most a
+    /// second), until `deadline`. Not `strict`, cards that are not FeliCa are passed over
+    /// instead of refused.
+    static func connectToCard(_ context: PCSCContext, spec: String?, until deadline: ContinuousClock.Instant, options: Options,
+                              strict: Bool = true, settled: PCSCDialectDriver? = nil) throws(FeliCaError) -> Connection {
         let clock = ContinuousClock()
         while true {
-            let reader = try waitForCard(context, spec: spec, wait: max(.zero, deadline - clock.now), total: options.cardWait)
+            let reader = try waitForCard(context, spec: spec, wait: max(.zero, deadline - clock.now), total: options.cardWait, strict: strict)
             do throws(FeliCaError) {
                 let card = try context.connect(reader.name, exclusive: options.exclusive)
                 let transmit = Self.transmitter(card)
                 let idm = try? PCSCStorageAPDU.idm(fromGetUID: transmit(PCSCStorageAPDU.getUID))
+                if let settled {
+                    try settled.begin(transmit)
+                    return Connection(reader: reader, card: card, idm: idm, driver: settled, maxAPDUDataSize: nil)
+                }
                 let maxAPDU = maxAPDUDataSize(card)
                 let known = PCSCDialectDriver.Limits(refusedForms: maxAPDU == 0 ? [.extended] : [])
                 let driver = try settleDialect(reader: reader.name, forced: options.dialect, limits: known, transmit)
@@ -189,8 +328,9 @@ public final class PCSCTransport: Transport {
         }
     }
 
-    /// A reader holding a FeliCa card, waiting up to `wait` for one to appear.
-    static func waitForCard(_ context: PCSCContext, spec: String?, wait: Duration, total: Duration) throws(FeliCaError) -> ReaderState {
+    /// A reader holding a FeliCa card, waiting up to `wait` for one to appear. `strict`, a
+    /// card that is not FeliCa on the reader `spec` names is an error rather than no card.
+    static func waitForCard(_ context: PCSCContext, spec: String?, wait: Duration, total: Duration, strict: Bool = true) throws(FeliCaError) -> ReaderState {
         let all = try context.readerNames()
         guard !all.isEmpty else {
             throw FeliCaError(.noReader, "no PC/SC reader is connected: plug in a reader, then check it with `felica devices`")
@@ -202,7 +342,7 @@ public final class PCSCTransport: Transport {
         var states = try context.statusChange(readers, known: nil, timeout: nil) ?? []
         while true {
             if let found = states.first(where: \.holdsFeliCa) { return found }
-            if spec != nil, let s = states.first, s.isPresent, !s.isMute, !s.holdsFeliCa {
+            if strict, spec != nil, let s = states.first, s.isPresent, !s.isMute, !s.holdsFeliCa {
                 let atr = (try? ATR(s.atr)).map(\.description) ?? Hex.encode(s.atr, uppercase: true, separator: " ")
                 throw FeliCaError(.unsupported, "the card on PC/SC reader '\(s.name)' is not a FeliCa card (ATR \(atr))")
             }

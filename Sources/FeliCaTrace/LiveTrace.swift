@@ -2,7 +2,7 @@ import FeliCa
 import Synchronization
 
 /// A transport that hands every exchange of the transport it wraps to `sink` as it
-/// happens, decoded as `felica trace show` lists it: the command before it is sent (so a
+/// happens (and every time the session asks the reader itself which card it found), decoded as `felica trace show` lists it: the command before it is sent (so a
 /// hang shows what is pending), then the answer or the failure.
 ///
 ///     #1  0.000000  →  Polling system=FFFF request=system code slots=1  (timeout 5.1 ms)
@@ -51,4 +51,11 @@ public final class LiveTrace: TransportWrapper {
         }
     }
 
+    /// Asks the wrapped transport which card its reader found, and says what it answered
+    /// as `felica trace show` lists it.
+    public func readerReportedIdentity() async throws(FeliCaError) -> (idm: IDm, pmm: PMm)? {
+        let (asked, result) = await Trace.ReaderIdentity.ask(inner, after: 0, clock: clock, since: start)
+        sink(String(Trace.line(asked, indent: "  ").dropLast()))
+        return try result.get()
+    }
 }

@@ -160,6 +160,7 @@ extension Trace {
     public func jsonListing() -> String {
         var out = ""
         for (i, e) in exchanges.enumerated() {
+            out += readerIdentities.filter { $0.after == i }.map(Self.jsonListing).joined()
             var o = JSONObject()
             o.append("exchange", .number(Double(i + 1)))
             if e.line > 0 { o.append("line", .number(Double(e.line))) }
@@ -180,6 +181,23 @@ extension Trace {
             if e.bitRate != .kbps212 { o.append("rate", .number(Double(e.bitRate.rawValue))) }
             out += JSONValue.object(o).serialized() + "\n"
         }
+        out += readerIdentities.filter { $0.after >= exchanges.count }.map(Self.jsonListing).joined()
         return out
+    }
+
+    /// A question to the reader in the JSON listing: `readerIdentity` (null when the reader
+    /// reported nothing) with `after`, the number of exchanges before it, and no `exchange`.
+    static func jsonListing(_ r: ReaderIdentity) -> String {
+        var o = JSONObject()
+        o.append("readerIdentity", r.reportJSON)
+        o.append("after", .number(Double(r.after)))
+        if r.line > 0 { o.append("line", .number(Double(r.line))) }
+        o.append("t", .number(Trace.micro(r.t)))
+        if let error = r.error {
+            o.append("error", .string(error.code.description))
+            o.append("reason", .string(error.reason))
+        }
+        if let elapsed = r.elapsed { o.append("elapsed", .number(Trace.micro(elapsed))) }
+        return JSONValue.object(o).serialized() + "\n"
     }
 }

@@ -16,14 +16,68 @@ public struct Trace: Hashable, Sendable {
     public var linkLatency: Double?
     /// The exchanges in the order they happened.
     public var exchanges: [Exchange]
+    /// The times the session asked the reader itself for the card's IDm and PMm
+    /// (``Transport/readerReportedIdentity()``), in order, each placed among the exchanges.
+    public var readerIdentities: [ReaderIdentity]
     /// Where a lenient parse stopped: the damage that cut the trace short (nil = intact).
     public var damage: FeliCaError?
 
-    public init(device: String? = nil, started: String? = nil, exchanges: [Exchange] = [], damage: FeliCaError? = nil) {
+    public init(device: String? = nil, started: String? = nil, exchanges: [Exchange] = [], readerIdentities: [ReaderIdentity] = [],
+                damage: FeliCaError? = nil) {
         self.device = device
         self.started = started
         self.exchanges = exchanges
+        self.readerIdentities = readerIdentities
         self.damage = damage
+    }
+
+    /// The session asking the reader, not the card, which card it found: a reader that
+    /// will not forward Polling reports the IDm and PMm itself. Stored as a line with
+    /// `"readerIdentity"` instead of `"tx"`.
+    public struct ReaderIdentity: Hashable, Sendable {
+        /// Seconds from the start of the recording to the question.
+        public var t: Double
+        /// How many exchanges came before it: it happened between exchange `after` and
+        /// exchange `after + 1` (numbered from 1).
+        public var after: Int
+        /// What the reader reported; nil when it could not tell (or the question failed).
+        public var idm: IDm?
+        public var pmm: PMm?
+        /// The failure, when asking failed (`cardGone`, …).
+        public var error: FeliCaError?
+        /// Seconds the question took.
+        public var elapsed: Double?
+        /// The line of the trace file that holds it (0 when it was not read from a file).
+        public var line: Int
+
+        public init(t: Double, after: Int, idm: IDm?, pmm: PMm?, error: FeliCaError? = nil, elapsed: Double? = nil, line: Int = 0) {
+            self.t = t
+            self.after = after
+            self.idm = idm
+            self.pmm = idm == nil ? nil : pmm
+            self.error = error
+            self.elapsed = elapsed
+            self.line = line
+        }
+
+        /// The reader's report as one trace line (without the newline).
+        public func jsonLine() -> String {
+            var o = JSONObject()
+            o.append("t", .number(Trace.micro(t)))
+            o.append("readerIdentity", reportJSON)
+            if let error {
+                o.append("error", .string(error.code.description))
+                o.append("reason", .string(error.reason))
+            }
+            if let elapsed { o.append("elapsed", .number(Trace.micro(elapsed))) }
+            return JSONValue.object(o).serialized()
+        }
+
+        /// `{"idm":…,"pmm":…}`, or null when the reader reported nothing.
+        var reportJSON: JSONValue {
+            guard let idm, let pmm else { return .null }
+            return .object(["idm": .string(idm.hex), "pmm": .string(pmm.hex)])
+        }
     }
 
     /// One command and what came back.
@@ -89,7 +143,13 @@ public struct Trace: Hashable, Sendable {
 
     /// The whole trace as file text.
     public func jsonLines() -> String {
-        ([headerLine()] + exchanges.map { $0.jsonLine() }).map { $0 + "\n" }.joined()
+        var lines = [headerLine()]
+        for (i, e) in exchanges.enumerated() {
+            lines += readerIdentities.filter { $0.after == i }.map { $0.jsonLine() }
+            lines.append(e.jsonLine())
+        }
+        lines += readerIdentities.filter { $0.after >= exchanges.count }.map { $0.jsonLine() }
+        return lines.map { $0 + "\n" }.joined()
     }
 
     /// Seconds rounded to whole microseconds, so lines stay short and stable.
@@ -121,7 +181,9 @@ extension Trace {
             let isLast = index == lines.count - 1
             do throws(FeliCaError) {
                 let value = try parseLine(line, number: number, source: source, cutOff: isLast && !endsWithNewline)
-                if sawHeader {
+                if sawHeader, value["readerIdentity"] != nil {
+                    trace.readerIdentities.append(try readerIdentity(value, after: trace.exchanges.count, number: number, source: source))
+                } else if sawHeader {
                     trace.exchanges.append(try exchange(value, number: number, source: source))
                 } else {
                     try header(value, number: number, source: source, into: &trace)
@@ -189,6 +251,35 @@ extension Trace {
             line: number, bitRate: try bitRate(o, number, source))
     }
 
+    private static func readerIdentity(_ o: JSONObject, after: Int, number: Int, source: String) throws(FeliCaError) -> ReaderIdentity {
+        func fail(_ what: String) -> FeliCaError { FeliCaError(.badInput, "\(source) line \(number): \(what)") }
+        if o["tx"] != nil { throw fail("a line holds either \"tx\" (an exchange) or \"readerIdentity\", not both") }
+        var idm: IDm?, pmm: PMm?
+        let report = o["readerIdentity"] ?? .null
+        if !report.isNull {
+            guard let r = report.objectValue, let idmValue = r["idm"], let pmmValue = r["pmm"] else {
+                throw fail("\"readerIdentity\" must be {\"idm\":…,\"pmm\":…} or null, found \(report.serialized())")
+            }
+            let idmBytes = try packet(idmValue, "readerIdentity.idm", number, source)
+            let pmmBytes = try packet(pmmValue, "readerIdentity.pmm", number, source)
+            guard idmBytes.count == 8, pmmBytes.count == 8 else {
+                throw fail("\"readerIdentity\": the IDm and the PMm are 8 bytes each, found \(idmBytes.count) and \(pmmBytes.count)")
+            }
+            idm = try IDm(bytes: idmBytes)
+            pmm = try PMm(bytes: pmmBytes)
+        }
+        var error: FeliCaError?
+        if let name = try optionalString(o, "error", number, source) {
+            guard idm == nil else { throw fail("\"error\" goes with \"readerIdentity\": null only") }
+            guard let code = TraceErrorCodes.code(named: name) else {
+                throw fail("\"error\": unknown error code \"\(name)\" (known: \(TraceErrorCodes.all.map(\.description).joined(separator: ", ")))")
+            }
+            error = FeliCaError(code, try optionalString(o, "reason", number, source) ?? name)
+        }
+        return ReaderIdentity(t: try seconds(o, "t", number, source) ?? 0, after: after, idm: idm, pmm: pmm, error: error,
+                              elapsed: try seconds(o, "elapsed", number, source), line: number)
+    }
+
     private static func bitRate(_ o: JSONObject, _ number: Int, _ source: String) throws(FeliCaError) -> AirTiming.BitRate {
         guard let v = o["rate"], !v.isNull else { return .kbps212 }
         guard let d = v.doubleValue, let rate = AirTiming.BitRate(rawValue: Int(exactly: d) ?? -1) else {
@@ -232,7 +323,7 @@ enum TraceErrorCodes {
         .truncated, .trailingBytes, .badLength, .unexpectedResponse, .wrongCard, .invalidField,
         .invalidArgument, .status, .timeout, .transmission, .readerGone, .cardGone,
         .noReader, .noCard, .unsupported, .cancelled, .busy, .noService, .ambiguousWrite,
-        .badInput, .divergence, .exhausted,
+        .badInput, .divergence, .exhausted, .refused,
     ]
 
     static func code(named name: String) -> FeliCaError.Code? {

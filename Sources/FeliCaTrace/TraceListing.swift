@@ -15,10 +15,11 @@ extension Trace {
         out += "  \(exchanges.count) exchange\(exchanges.count == 1 ? "" : "s")\n"
         let width = "#\(exchanges.count)".count
         var rate = AirTiming.BitRate.kbps212
+        let blank = String(repeating: " ", count: width)
         for (i, e) in exchanges.enumerated() {
+            out += readerIdentities.filter { $0.after == i }.map { Self.line($0, indent: blank) }.joined()
             let number = "#\(i + 1)"
             let lead = number + String(repeating: " ", count: width - number.count)
-            let blank = String(repeating: " ", count: width)
             if e.bitRate != rate {
                 out += "\(blank)  \(Self.time(e.t))  ⇄  bit rate \(rate.rawValue) → \(e.bitRate.rawValue) kbps\n"
                 rate = e.bitRate
@@ -37,7 +38,22 @@ extension Trace {
                 out += "\(blank)  \(at)  ✕  \(error.code): \(error.reason)\(took)\n"
             }
         }
+        out += readerIdentities.filter { $0.after >= exchanges.count }.map { Self.line($0, indent: blank) }.joined()
         return out
+    }
+
+    /// `    0.001234  ⌁  reader reports IDm … PMm …  (1.2 ms)`: the session asked the reader,
+    /// not the card.
+    static func line(_ r: ReaderIdentity, indent: String) -> String {
+        let what: String
+        if let idm = r.idm, let pmm = r.pmm {
+            what = "reader reports IDm \(idm.hex) PMm \(pmm.hex)"
+        } else if let error = r.error {
+            what = "reader asked for the card's IDm and PMm: \(error.code): \(error.reason)"
+        } else {
+            what = "reader reports no IDm and PMm"
+        }
+        return "\(indent)  \(time(r.t))  ⌁  \(what)\(r.elapsed.map { "  (\(milliseconds($0)))" } ?? "")\n"
     }
 
     /// `        090F:3  16 03 00 00 …` per block a write command carries (`response` nil) or

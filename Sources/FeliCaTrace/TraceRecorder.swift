@@ -6,7 +6,8 @@ import Glibc
 #endif
 
 /// A transport that records every exchange of the transport it wraps to a
-/// `felica-trace/1` file, as it happens.
+/// `felica-trace/1` file, as it happens, and every time the session asks the reader itself
+/// which card it found (``Transport/readerReportedIdentity()``).
 ///
 /// Each exchange becomes one line handed to the kernel with a single `write` before the
 /// answer goes back to the caller, so when the program crashes or the card is pulled,
@@ -83,8 +84,21 @@ public final class TraceRecorder: TransportWrapper {
         return try result.get()
     }
 
+    /// Asks the wrapped transport which card its reader found, and records the answer as
+    /// a `readerIdentity` line where it happened among the exchanges.
+    public func readerReportedIdentity() async throws(FeliCaError) -> (idm: IDm, pmm: PMm)? {
+        let (asked, result) = await Trace.ReaderIdentity.ask(inner, after: exchangeCount, clock: clock, since: start)
+        try write(asked.jsonLine(), what: "the reader's report of the card's IDm and PMm", counts: false)
+        return try result.get()
+    }
+
     private func append(_ exchange: Trace.Exchange) throws(FeliCaError) {
-        let line = Array((exchange.jsonLine() + "\n").utf8)
+        try write(exchange.jsonLine(), what: "exchange \(exchangeCount + 1)", counts: true)
+    }
+
+    /// Writes one line; `counts` when it is an exchange.
+    private func write(_ text: String, what: String, counts: Bool) throws(FeliCaError) {
+        let line = Array((text + "\n").utf8)
         try state.withLock { s throws(FeliCaError) in
             guard let fd = s.fd else {
                 throw FeliCaError(.badInput, "trace \(path) is closed: the exchange was made but not recorded")
@@ -93,9 +107,9 @@ public final class TraceRecorder: TransportWrapper {
                 try TraceFile.write(fd, line, path: path)
                 if syncEachLine { try TraceFile.sync(fd, path: path) }
             } catch {
-                throw FeliCaError(.badInput, "\(error.reason) — exchange \(s.count + 1) was made but is not in the trace; stopping so the trace is not silently incomplete")
+                throw FeliCaError(.badInput, "\(error.reason) — \(what) was made but is not in the trace; stopping so the trace is not silently incomplete")
             }
-            s.count += 1
+            if counts { s.count += 1 }
         }
     }
 
@@ -113,5 +127,25 @@ public final class TraceRecorder: TransportWrapper {
     static func seconds(_ d: Duration) -> Double {
         let (s, attoseconds) = d.components
         return Double(s) + Double(attoseconds) / 1e18
+    }
+}
+
+extension Trace.ReaderIdentity {
+    /// Asks `transport` which card its reader found: the question as a trace records it
+    /// (timed from `start`, placed `after` that many exchanges), and the answer or failure.
+    static func ask(_ transport: any Transport, after: Int, clock: ContinuousClock, since start: ContinuousClock.Instant) async
+        -> (Self, Result<(idm: IDm, pmm: PMm)?, FeliCaError>) {
+        let sent = clock.now
+        let result: Result<(idm: IDm, pmm: PMm)?, FeliCaError>
+        do {
+            result = .success(try await transport.readerReportedIdentity())
+        } catch {
+            result = .failure(error)
+        }
+        let report = try? result.get()
+        let failure: FeliCaError? = if case .failure(let e) = result { e } else { nil }
+        let asked = Self(t: TraceRecorder.seconds(sent - start), after: after, idm: report?.idm, pmm: report?.pmm,
+                         error: failure, elapsed: TraceRecorder.seconds(clock.now - sent))
+        return (asked, result)
     }
 }

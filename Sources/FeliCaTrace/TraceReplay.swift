@@ -24,6 +24,8 @@ public final class TraceReplay: Transport {
 
     private struct State {
         var next = 0
+        /// The next of the trace's ``Trace/readerIdentities`` to answer.
+        var nextIdentity = 0
         var failure: FeliCaError?
         var closed = false
         var rate: AirTiming.BitRate
@@ -65,6 +67,12 @@ public final class TraceReplay: Transport {
             if let failure = s.failure { throw failure }
             guard !s.closed else { throw FeliCaError(.readerGone, "\(name): the replay was closed") }
             let number = s.next + 1
+            if s.nextIdentity < trace.readerIdentities.count, trace.readerIdentities[s.nextIdentity].after == s.next {
+                let asked = trace.readerIdentities[s.nextIdentity]
+                let e = FeliCaError(.divergence, "\(name): the recording asked the reader for the card's IDm and PMm\(lineNote(asked.line)) before exchange \(number), but the code sent \(PacketDescription.command(packet)) instead")
+                s.failure = e
+                throw e
+            }
             guard s.next < trace.exchanges.count else {
                 let e = exhausted(packet, number: number)
                 s.failure = e
@@ -88,6 +96,32 @@ public final class TraceReplay: Transport {
         }
     }
 
+    /// Answers with the identity the reader reported at this point of the recording; fails
+    /// like a diverging exchange when the recording asked the reader at another point, or
+    /// never.
+    public func readerReportedIdentity() async throws(FeliCaError) -> (idm: IDm, pmm: PMm)? {
+        try state.withLock { s throws(FeliCaError) -> (idm: IDm, pmm: PMm)? in
+            if let failure = s.failure { throw failure }
+            guard !s.closed else { throw FeliCaError(.readerGone, "\(name): the replay was closed") }
+            let identities = trace.readerIdentities
+            guard s.nextIdentity < identities.count, identities[s.nextIdentity].after == s.next else {
+                let instead = s.next < trace.exchanges.count
+                    ? "the recording has exchange \(s.next + 1)\(lineNote(trace.exchanges[s.next])) there: \(PacketDescription.command(trace.exchanges[s.next].tx))"
+                    : "the recording ends there"
+                let e = FeliCaError(.divergence, "\(name): the code asked the reader for the card's IDm and PMm after exchange \(s.next), but \(instead)")
+                s.failure = e
+                throw e
+            }
+            let recorded = identities[s.nextIdentity]
+            s.nextIdentity += 1
+            if let error = recorded.error {
+                throw FeliCaError(error.code, "\(name): reader's identity report\(lineNote(recorded.line)) (recorded): \(error.reason)")
+            }
+            guard let idm = recorded.idm, let pmm = recorded.pmm else { return nil }
+            return (idm, pmm)
+        }
+    }
+
     public func close() async {
         state.withLock { $0.closed = true }
     }
@@ -97,6 +131,10 @@ public final class TraceReplay: Transport {
     public func assertFullyConsumed() throws(FeliCaError) {
         try state.withLock { s throws(FeliCaError) in
             if let failure = s.failure { throw failure }
+            if s.nextIdentity < trace.readerIdentities.count, trace.readerIdentities[s.nextIdentity].after <= s.next {
+                let asked = trace.readerIdentities[s.nextIdentity]
+                throw FeliCaError(.divergence, "\(name): the recording asked the reader for the card's IDm and PMm\(lineNote(asked.line)) after exchange \(asked.after); the code never did")
+            }
             guard s.next == trace.exchanges.count else {
                 let next = trace.exchanges[s.next]
                 throw FeliCaError(.divergence, """
@@ -107,7 +145,8 @@ public final class TraceReplay: Transport {
         }
     }
 
-    private func lineNote(_ e: Trace.Exchange) -> String { e.line > 0 ? " (line \(e.line))" : "" }
+    private func lineNote(_ e: Trace.Exchange) -> String { lineNote(e.line) }
+    private func lineNote(_ line: Int) -> String { line > 0 ? " (line \(line))" : "" }
 
     private func divergence(_ recorded: Trace.Exchange, _ actual: [UInt8], number: Int) -> FeliCaError {
         let expectedHex = Hex.encode(recorded.tx)

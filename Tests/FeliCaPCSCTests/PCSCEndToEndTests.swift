@@ -50,7 +50,7 @@ struct PCSCEndToEndTests {
         let transport = try await PCSCTransport.open(.first, options: .init(dialect: s.forced ? s.dialect : nil, cardWait: .seconds(10)))
         #expect(transport.readerName == "Virtual PCD 00 00")
         #expect(transport.dialect == s.dialect)
-        #expect(transport.atr.isFeliCa)
+        #expect(transport.atr?.isFeliCa == true)
         #expect(transport.idm == card.systems[0].idm)
         let image = try await CardImage.read(using: CardSession(transport: transport))
         await transport.close()
@@ -149,6 +149,57 @@ struct PCSCEndToEndTests {
         #expect(try await session.detect().systemCode == 0x0003)
         await second.close()
         _ = try await again.stop()
+    }
+
+    @Test("opened without a card, the transport takes each card placed, one after another")
+    func followsCards() async throws {
+        let daemon = try PrivatePCSCD()
+        defer { daemon.stop() }
+        let transport = try await PCSCTransport.open(.first, options: .init(requiresCard: false))
+        let session = CardSession(transport: transport)
+        #expect(try await session.poll()?.idm == nil)
+        #expect(transport.dialect == nil)
+        await #expect(throws: FeliCaError(.cardGone, "")) {
+            try await transport.exchange(RequestResponseCommand(idm: IDm(rawValue: 0x0101_1203_1234_5678)).encode(), timeout: .milliseconds(100))
+        }
+        var targets: [Target] = []
+        for (name, dialect) in [("suica", PCSCDialect.part3), ("edy", .part3), ("nanaco", .part3)] {
+            let card = try VirtualCard.named(name)
+            let served = ServedCard(card, port: daemon.port, dialect: dialect)
+            let target = try await Self.detect(session, within: .seconds(10))
+            #expect(target.idm == card.systems[0].idm, "\(name)")
+            #expect(try await session.isPresent(target))
+            targets.append(target)
+            #expect(try await served.stop() == .removed)
+            let clock = ContinuousClock()
+            let start = clock.now
+            while try await session.isPresent(target), clock.now - start < .seconds(10) {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(try await !session.isPresent(target), "\(name) still seen after it left")
+            // pcscd looks at vpcd's reader every 400 ms: a swap faster than that goes unseen.
+            try await Task.sleep(for: .seconds(1))
+        }
+        #expect(transport.dialect == .part3)
+        #expect(targets.count == 3)
+        await transport.close()
+    }
+
+    /// Polls (as `felica watch` does) until a card answers.
+    static func detect(_ session: CardSession, within limit: Duration) async throws -> Target {
+        let clock = ContinuousClock()
+        let start = clock.now
+        while true {
+            let found: Target
+            do throws(FeliCaError) {
+                found = try await session.detect()
+            } catch {
+                guard error.code == .noCard, clock.now - start < limit else { throw error }
+                try await Task.sleep(for: .milliseconds(100))
+                continue
+            }
+            return found
+        }
     }
 
     @Test("cancelling the wait for a card ends it at once (SCardCancel)")

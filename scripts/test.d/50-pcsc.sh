@@ -9,34 +9,17 @@
 # runs in a private mount + network namespace (tmpfs on /run/pcscd, its own loopback)
 # with the client inside it, beside any pcscd the machine runs (Docs/pcsc.md).
 source "$(dirname "$0")/lib.sh"
-if ! private_pcscd; then
-  if [[ -S /run/pcscd/pcscd.comm ]]; then
-    echo "50-pcsc: another pcscd holds /run/pcscd and 'unshare -m -n' is not permitted here" >&2
-    exit 1
-  fi
-  echo "50-pcsc: no namespaces available; using the machine's /run/pcscd and port 35963" >&2
-fi
+pcsc_namespace
 
 stage_workdir
-sim_pid=""
 cleanup() {
   [[ -n "$sim_pid" ]] && kill "$sim_pid" 2>/dev/null
   [[ -n "$pcscd_pid" ]] && kill "$pcscd_pid" 2>/dev/null
 }
 
 # start_card CARD DIALECT [more felica-sim options]
-start_card() {
-  local card=$1 dialect=$2
-  shift 2
-  "$sim" vpcd --card "$card" --dialect "$dialect" "$@" 2>>"$work/sim.log" &
-  sim_pid=$!
-}
-
-stop_card() {
-  [[ -n "$sim_pid" ]] && kill "$sim_pid" 2>/dev/null
-  wait "$sim_pid" 2>/dev/null
-  sim_pid=""
-}
+start_card() { vpcd_card "$1" --dialect "$2" "${@:3}"; }
+stop_card() { vpcd_card_stop; }
 
 # expect_error NAME EXIT_CODE PATTERN -- command...: the command fails with EXIT_CODE and
 # a message matching PATTERN, within its timeout.

@@ -39,6 +39,33 @@ private_pcscd() {
   mount -t tmpfs tmpfs /run/pcscd
 }
 
+# pcsc_namespace: private_pcscd for a stage that runs pcscd; where namespaces are not
+# permitted, the machine's /run/pcscd and vpcd port, unless another pcscd holds them (then
+# the stage ends, failed).
+pcsc_namespace() {
+  private_pcscd && return 0
+  if [[ -S /run/pcscd/pcscd.comm ]]; then
+    echo "$stage: another pcscd holds /run/pcscd and 'unshare -m -n' is not permitted here" >&2
+    exit 1
+  fi
+  echo "$stage: no namespaces available; using the machine's /run/pcscd and port 35963" >&2
+}
+
+# vpcd_card CARD [felica-sim vpcd options]: the virtual card placed in vpcd's reader (pid
+# in $sim_pid, its stderr appended to $work/sim.log); vpcd_card_stop takes it away.
+sim_pid=""
+vpcd_card() {
+  local card=$1
+  shift
+  "$sim" vpcd --card "$card" "$@" 2>>"$work/sim.log" &
+  sim_pid=$!
+}
+vpcd_card_stop() {
+  [[ -n "$sim_pid" ]] && kill "$sim_pid" 2>/dev/null
+  wait "$sim_pid" 2>/dev/null
+  sim_pid=""
+}
+
 # start_pcscd: pcscd in the foreground (pid in $pcscd_pid, log in $work/pcscd.log), up
 # once its socket appears (it has no other readiness signal); fails, saying why, when
 # it does not come up. stop_pcscd ends it.

@@ -18,6 +18,8 @@ struct WatchCommand: CLICommand {
                 With --json each card is one line of JSON: the `felica balance --json` object plus `elapsedMs`, the time \
                 from the Polling that found the card to its line (how long the card had to stay in the field). \
                 --count counts cards read in full; a tap that fails is reported on stderr and watching goes on. \
+                The reader may be empty when watching starts, on every kind of reader: a PC/SC reader is opened without \
+                a card and connects to each card as it is placed. \
                 A virtual: card never leaves by itself, so each read counts as one tap: it is taken away and tapped again.
                 """,
             options: CommonOptions.cardWithoutWait + [
@@ -48,7 +50,10 @@ struct WatchCommand: CLICommand {
     let db: String?
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        card = try CardOptions(args)
+        var card = try CardOptions(args)
+        // A PC/SC reader opens with no card on it: each Polling waits for the next card.
+        card.requiresCard = false
+        self.card = card
         count = try args.value(Self.countOption)
         interval = try args.value(Self.intervalOption) ?? Self.defaultInterval
         allSystems = args.flag(PurseOutput.allSystems)
@@ -178,17 +183,22 @@ struct WatchCommand: CLICommand {
     }
 
     /// Polls until a card answers: the card, and when the Polling that found it was sent.
-    /// It polls at the slowest bit rate, where every card answers, whatever rate the last
-    /// card was read at.
+    /// ``CardSession/detect()`` polls at the slowest bit rate, where every card answers,
+    /// whatever rate the last card was read at; a reader that will not forward Polling
+    /// names the card it found itself.
     static func waitForCard(_ session: CardSession, interval: Duration) async throws -> (Target, ContinuousClock.Instant) {
         while true {
             try Task.checkCancellation()
-            try await session.useSlowestBitRate()
             let sent = ContinuousClock.now
-            if let r = try await session.poll() {
-                return (Target(idm: r.idm, pmm: r.pmm, systemCode: r.systemCode), sent)
+            let found: Target
+            do throws(FeliCaError) {
+                found = try await session.detect()
+            } catch {
+                guard error.code == .noCard else { throw error }
+                try await Task.sleep(for: interval)
+                continue
             }
-            try await Task.sleep(for: interval)
+            return (found, sent)
         }
     }
 
