@@ -13,7 +13,8 @@ import Foundation
 /// runs itself again under `felica-sim rcs380` (needs the release `felica` and `felica-sim`
 /// next to this executable: `swift build -c release`).
 func usbBenchmarks() async {
-    let inner = ProcessInfo.processInfo.environment["FELICA_BENCH_UNDER_RCS380"] == "1"
+    let mode = ProcessInfo.processInfo.environment["FELICA_BENCH_UNDER_RCS380"] ?? ""
+    let inner = !mode.isEmpty
     guard inner || section("usb") else { return }
     let bin = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     let felica = bin.appendingPathComponent("felica").path
@@ -24,13 +25,43 @@ func usbBenchmarks() async {
             return
         }
         // Same executable, under the emulated reader; it prints its own figures.
-        let run = runProcess(sim, ["rcs380", "--card", "suica", "--timing", "rf", "--", CommandLine.arguments[0], "usb"],
-                             ["FELICA_BENCH_UNDER_RCS380": "1"])
-        print(run.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.hasPrefix("## ") }.joined(separator: "\n"))
-        if run.status != 0 { print("the emulated RC-S380 run failed (exit \(run.status)): \(run.stderr.trimmingCharacters(in: .newlines))") }
+        func under(_ timing: [String], _ mode: String, _ environment: [String: String] = [:]) {
+            let run = runProcess(sim, ["rcs380", "--card", "suica"] + timing + ["--", CommandLine.arguments[0], "usb"],
+                                 environment.merging(["FELICA_BENCH_UNDER_RCS380": mode]) { $1 })
+            print(run.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.hasPrefix("## ") }.joined(separator: "\n"))
+            if run.status != 0 { print("the emulated RC-S380 run failed (exit \(run.status)): \(run.stderr.trimmingCharacters(in: .newlines))") }
+        }
+        under(["--timing", "rf"], "rf")
+        // nfcpy drives the same emulated reader with its own RC-S380 driver. Without the
+        // timing model: under it the emulated card takes its full PMm time plus the air
+        // time, and nfcpy's Type 3 timeout (the PMm time alone) gives up on the read.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let venv = runProcess(root.appendingPathComponent("scripts/nfcpy/venv.sh").path, [])
+        let python = venv.status == 0 ? venv.stdout.trimmingCharacters(in: .whitespacesAndNewlines) : ""
+        guard !python.isEmpty else { print("nfcpy unavailable: the RC-S380 comparison with nfcpy is skipped"); return }
+        under([], "nfcpy", ["FELICA_BENCH_NFCPY_PYTHON": python,
+                            "FELICA_BENCH_NFCPY_SCRIPT": root.appendingPathComponent("scripts/nfcpy/suica.py").path])
         return
     }
     let runs = Int(ProcessInfo.processInfo.environment["FELICA_BENCH_RUNS"] ?? "") ?? 9
+    let environment = ProcessInfo.processInfo.environment
+    if mode == "nfcpy" {
+        let python = environment["FELICA_BENCH_NFCPY_PYTHON"] ?? "", script = environment["FELICA_BENCH_NFCPY_SCRIPT"] ?? ""
+        var ours: [Double] = [], theirs: [Double] = []
+        // Alternating, so both see the same machine load.
+        for _ in 0..<runs {
+            let r = runProcess(felica, ["balance", "--device", "usb"])
+            guard r.status == 0, r.stdout.contains("¥1,234") else { print("felica balance --device usb failed: \(r.stderr)"); return }
+            ours.append(r.ms)
+            let n = runProcess(python, [script, "usb:054c:06c1"])
+            guard n.status == 0, n.stdout.contains("¥1,234") else { print("nfcpy balance on the emulated RC-S380 failed: \(n.stderr)"); return }
+            theirs.append(n.ms)
+        }
+        print(pad("felica balance --device usb, RC-S380 emulator, no timing model, whole process", 62) + summary(ours))
+        print(pad("nfcpy 1.0.4 balance, its own RC-S380 driver, same emulator", 62) + summary(theirs))
+        print(pad("  ratio felica / nfcpy (medians)", 62) + fixed(median(ours) / median(theirs), 2) + "×")
+        return
+    }
     var whole: [Double] = []
     for _ in 0..<runs {
         let r = runProcess(felica, ["balance", "--device", "usb"])

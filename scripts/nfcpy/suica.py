@@ -1,11 +1,14 @@
 """The comparison for felica's benchmarks: nfcpy reading a Suica balance through a PN532
-on a serial line, the way an nfcpy user would write it.
+on a serial line, or through a Sony RC-S380 on USB, the way an nfcpy user would write it.
 
   python suica.py PTY              poll, read the balance (008B and the newest 090F
                                    record, as `felica balance` does), print it, exit
   python suica.py PTY --taps N     connect-and-read loop over N card taps: one JSON line
                                    per card with elapsedMs, from the start of the Polling
                                    that found the card to the printed line
+
+PTY may instead be an nfcpy USB path (`usb:054c:06c1`): nfcpy then drives the RC-S380 with
+its own Port-100 driver through libusb (under `felica-sim rcs380`, the emulated one).
 
 nfcpy opens serial ports by name under /dev (`tty:USB0:pn532` is /dev/ttyUSB0); the
 emulator's terminal is /dev/pts/N, so the name `tty:bench:pn532` is mapped to it. Everything
@@ -25,6 +28,8 @@ PATH = "tty:bench:pn532"
 
 
 def open_frontend(pty):
+    if pty.startswith("usb"):
+        return nfc.ContactlessFrontend(pty)
     find = nfc.clf.transport.TTY.find
 
     def mapped(cls, path):
