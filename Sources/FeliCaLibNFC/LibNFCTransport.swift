@@ -1,7 +1,6 @@
 import FeliCa
 import FeliCaReaderCodecs
 import FeliCaTransportSupport
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -32,14 +31,13 @@ public final class LibNFCTransport: Transport {
     /// The connection string libnfc opened.
     public let connectionString: String
 
-    private let thread: DeviceThread
-    private let connection: LibNFCConnection
-    private let closed = Mutex(false)
+    private let device: OwnedDevice<LibNFCConnection>
+    private var thread: DeviceThread { device.thread }
+    private var connection: LibNFCConnection { device.connection }
 
     private init(name: String, thread: DeviceThread, connection: LibNFCConnection, bitRate: AirTiming.BitRate) {
         self.name = name
-        self.thread = thread
-        self.connection = connection
+        device = OwnedDevice(thread: thread, connection: connection) { $0.close() }
         self.bitRate = bitRate
         deviceName = connection.deviceName
         connectionString = connection.openedConnstring
@@ -83,7 +81,7 @@ public final class LibNFCTransport: Transport {
     }
 
     public func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
-        guard !closed.withLock({ $0 }) else {
+        guard !device.isClosed else {
             throw FeliCaError(.readerGone, "\(name): the device is closed")
         }
         if Task.isCancelled { throw FeliCaError(.cancelled, "\(name): cancelled") }
@@ -101,25 +99,6 @@ public final class LibNFCTransport: Transport {
     }
 
     public func close() async {
-        let first = closed.withLock { c -> Bool in
-            defer { c = true }
-            return !c
-        }
-        guard first else { return }
-        let connection = connection
-        await thread.run { connection.close() }
-        thread.stop()
-    }
-
-    deinit {
-        // Backstop for a transport dropped without close(): the thread still owns the handles.
-        if !closed.withLock({ $0 }) {
-            let connection = connection
-            let thread = thread
-            Task.detached {
-                await thread.run { connection.close() }
-                thread.stop()
-            }
-        }
+        await device.close()
     }
 }

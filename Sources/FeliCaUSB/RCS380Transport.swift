@@ -23,21 +23,20 @@ public final class RCS380Transport: Transport {
     /// fixed one (`usb?rate=212`).
     public let bitRates: [AirTiming.BitRate]
     /// The model opened, e.g. Sony RC-S380/S.
-    public var model: USBReaders.Model { connection.model }
+    public var model: USBReaders.Model { device.connection.model }
     /// Its place on the bus as a device string, `usb:001:004`.
     public var location: String { "usb:" + USBReaders.decimal3(connection.bus) + ":" + USBReaders.decimal3(connection.address) }
 
-    private let thread: DeviceThread
-    private let connection: RCS380Connection
-    private let closed = Mutex(false)
+    private let device: OwnedDevice<RCS380Connection>
+    private var thread: DeviceThread { device.thread }
+    private var connection: RCS380Connection { device.connection }
     private let rate: Mutex<AirTiming.BitRate>
     /// Set when a libusb call overran every limit: the device thread may still be inside it.
     private let broken = Mutex<FeliCaError?>(nil)
 
     private init(name: String, thread: DeviceThread, connection: RCS380Connection, bitRate: AirTiming.BitRate, bitRates: [AirTiming.BitRate]) {
         self.name = name
-        self.thread = thread
-        self.connection = connection
+        device = OwnedDevice(thread: thread, connection: connection) { $0.close() }
         self.rate = Mutex(bitRate)
         self.bitRates = bitRates
         linkLatency = connection.roundTrip
@@ -62,7 +61,7 @@ public final class RCS380Transport: Transport {
     }
 
     public func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
-        guard !closed.withLock({ $0 }) else {
+        guard !device.isClosed else {
             throw FeliCaError(.readerGone, "\(name): the device is closed")
         }
         if Task.isCancelled { throw FeliCaError(.cancelled, "\(name): cancelled") }
@@ -97,7 +96,7 @@ public final class RCS380Transport: Transport {
             throw FeliCaError(.unsupported, "\(name) was opened for \(bitRates.map { String($0.rawValue) }.joined(separator: " and ")) kbps only, not \(newRate.rawValue)")
         }
         guard newRate != bitRate else { return }
-        guard !closed.withLock({ $0 }) else { throw FeliCaError(.readerGone, "\(name): the device is closed") }
+        guard !device.isClosed else { throw FeliCaError(.readerGone, "\(name): the device is closed") }
         if let broken = broken.withLock({ $0 }) { throw broken }
         let connection = connection
         try await thread.run { () throws(FeliCaError) in try connection.switchRate(newRate) }
@@ -105,27 +104,7 @@ public final class RCS380Transport: Transport {
     }
 
     public func close() async {
-        let first = closed.withLock { c -> Bool in
-            defer { c = true }
-            return !c
-        }
-        guard first else { return }
         // A thread stuck inside libusb would never run the close: leave it to process exit.
-        guard broken.withLock({ $0 }) == nil else { return }
-        let connection = connection
-        await thread.run { connection.close() }
-        thread.stop()
-    }
-
-    deinit {
-        // Backstop for a transport dropped without close(): the thread still owns the handle.
-        if !closed.withLock({ $0 }) {
-            let connection = connection
-            let thread = thread
-            Task.detached {
-                await thread.run { connection.close() }
-                thread.stop()
-            }
-        }
+        await device.close(abandoning: broken.withLock { $0 } != nil)
     }
 }
