@@ -43,7 +43,7 @@ public enum CommonOptions {
     public static let device = Option(OptionSpec(
         "device", short: "d", value: "device",
         help: "Reader or card: \(DeviceSpec.forms) (default: $FELICA_DEVICE, else the first reader found).",
-        kind: .suggested(["libnfc", "pcsc"] + SampleCards.names.map { "virtual:" + $0 })),
+        kind: .suggested(["usb", "libnfc", "pcsc"] + SampleCards.names.map { "virtual:" + $0 })),
         DeviceResolver.parse(option:))
     public static let trace = Option(OptionSpec(
         "trace", value: "file", help: "Record every exchange with the card to <file> (felica-trace/1, JSON Lines).", kind: .file))

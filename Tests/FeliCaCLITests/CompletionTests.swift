@@ -34,6 +34,7 @@ import Testing
         ("felica bench order --model ", ["ios", "rf"]),
         ("felica order --model ", ["ios", "rf"]),
         ("felica poll --device virtual:su", ["suica"]),
+        ("felica poll --device us", ["usb"]),
         ("felica poll --device virtual:suica --js", ["--json"]),
         ("felica --generate-completion-script ", ["bash", "zsh", "fish"]),
         ("felica read --service 090f --sys", ["--system"]),
