@@ -43,7 +43,7 @@ public enum DeviceResolver {
     /// Opens `given` (`--device`), else the device `$FELICA_DEVICE` names, else the first
     /// reader found; `dialect` (`--dialect`) applies to PC/SC devices only, `wait`
     /// (`--wait`) to readers only. Without `requiresCard`, a PC/SC reader opens with no
-    /// card on it (``PCSCTransport/Options/requiresCard``).
+    /// card on it (`PCSCTransport.Options.requiresCard`).
     public static func open(_ given: DeviceSpec?, dialect: PCSCDialect?, wait: Duration? = nil, requiresCard: Bool = true,
                             console: Console? = nil) async throws -> any Transport {
         if var spec = try given ?? fromEnvironment() {

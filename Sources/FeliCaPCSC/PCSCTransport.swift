@@ -14,7 +14,7 @@ import Synchronization
 /// The transport outlives the card: once a card has left, the next Polling waits for
 /// another one (up to the Polling's timeout), connects to it in the dialect already
 /// settled for the reader and forwards the Polling; any other command while no card is
-/// connected fails with ``FeliCaError/Code/cardGone``. With ``Options/requiresCard``
+/// connected fails with `FeliCaError.Code.cardGone`. With ``Options/requiresCard``
 /// false, opening does not wait for a card at all (`felica watch`).
 public final class PCSCTransport: Transport {
     /// How to open the reader.
@@ -257,7 +257,7 @@ public final class PCSCTransport: Transport {
 
     /// Get Data for the IDm (`FF CA 00 00 00`) and the PMm (`FF CA 01 00 00`): what the
     /// reader found when it detected the card, for readers that refuse to forward Polling.
-    /// Throws ``FeliCaError/Code/cardGone`` when the card connected has left.
+    /// Throws `FeliCaError.Code.cardGone` when the card connected has left.
     public func readerReportedIdentity() async throws(FeliCaError) -> (idm: IDm, pmm: PMm)? {
         let (closed, current) = state.withLock { ($0.closed, $0.connection) }
         guard !closed else { throw FeliCaError(.readerGone, "\(name): the reader was closed") }

@@ -17,7 +17,7 @@ public struct Trace: Hashable, Sendable {
     /// The exchanges in the order they happened.
     public var exchanges: [Exchange]
     /// The times the session asked the reader itself for the card's IDm and PMm
-    /// (``Transport/readerReportedIdentity()``), in order, each placed among the exchanges.
+    /// (`Transport.readerReportedIdentity()`), in order, each placed among the exchanges.
     public var readerIdentities: [ReaderIdentity]
     /// Where a lenient parse stopped: the damage that cut the trace short (nil = intact).
     public var damage: FeliCaError?

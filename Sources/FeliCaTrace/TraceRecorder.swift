@@ -7,7 +7,7 @@ import Glibc
 
 /// A transport that records every exchange of the transport it wraps to a
 /// `felica-trace/1` file, as it happens, and every time the session asks the reader itself
-/// which card it found (``Transport/readerReportedIdentity()``).
+/// which card it found (`Transport.readerReportedIdentity()`).
 ///
 /// Each exchange becomes one line handed to the kernel with a single `write` before the
 /// answer goes back to the caller, so when the program crashes or the card is pulled,

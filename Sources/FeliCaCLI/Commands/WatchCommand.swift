@@ -183,7 +183,7 @@ struct WatchCommand: CLICommand {
     }
 
     /// Polls until a card answers: the card, and when the Polling that found it was sent.
-    /// ``CardSession/detect()`` polls at the slowest bit rate, where every card answers,
+    /// `CardSession.detect()` polls at the slowest bit rate, where every card answers,
     /// whatever rate the last card was read at; a reader that will not forward Polling
     /// names the card it found itself.
     static func waitForCard(_ session: CardSession, interval: Duration) async throws -> (Target, ContinuousClock.Instant) {
