@@ -1,3 +1,4 @@
+import FeliCa
 import FeliCaSimulation
 
 /// Every `felica` subcommand, in help order. Add new commands here.
@@ -50,6 +51,11 @@ enum SimOptions {
         kind: .nameOrFile(SampleCards.names))) { name throws(UsageError) in try CardName.check(name, option: "card") }
     /// `--no-card`: an empty field.
     static let noCard = OptionSpec.flag("no-card", help: "No card in the field.")
+    /// `--taps P:A`: the card comes and goes.
+    static let taps = Option(OptionSpec(
+        "taps", value: "present:absent", help: "Tap the card over and over: in the field for <present> packets, away for <absent>, repeat.")) { text throws(UsageError) in
+        do throws(FeliCaError) { return try CardTaps(parsing: text) } catch { throw UsageError("option '--taps': \(error.reason)") }
+    }
     /// `--timing rf`: take as long as the real hardware.
     static func timing(_ help: String) -> Option<String> {
         Option(OptionSpec("timing", value: "model", help: help, kind: .choice(["rf"])))

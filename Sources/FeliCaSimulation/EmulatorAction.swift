@@ -1,3 +1,4 @@
+import FeliCa
 import Glibc
 
 /// What an emulated reader does on its link, as its state machine decides it.
@@ -8,6 +9,35 @@ public enum EmulatorAction: Hashable, Sendable {
     case cancel(after: Duration)
     /// The reader leaves the bus at `at`: from then on every transfer fails.
     case unplug(at: Duration)
+}
+
+/// A card tapped on the reader over and over: in the field for `present` packets, out
+/// of it for the next `absent`, and so on, counted over the packets handed to the card
+/// (what ``cardExchanges`` counts). A count, not a clock, so runs repeat exactly.
+public struct CardTaps: Hashable, Sendable, CustomStringConvertible {
+    public var present: Int
+    public var absent: Int
+
+    public init(present: Int, absent: Int) {
+        self.present = max(1, present)
+        self.absent = max(1, absent)
+    }
+
+    /// Parses `PRESENT:ABSENT`, e.g. `6:3` (the spelling of `felica-sim pn532|rcs380 --taps`).
+    public init(parsing text: String) throws(FeliCaError) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let p = Int(parts[0]), let a = Int(parts[1]), p >= 1, a >= 1, p <= 1_000_000, a <= 1_000_000 else {
+            throw FeliCaError(.badInput, "taps \"\(text)\": expected PRESENT:ABSENT, two whole numbers of packets from 1, e.g. 6:3")
+        }
+        self.init(present: p, absent: a)
+    }
+
+    /// Whether the card is in the field for the `exchange`-th packet (1-based).
+    public func isPresent(atExchange exchange: Int) -> Bool {
+        (exchange - 1) % (present + absent) < present
+    }
+
+    public var description: String { "\(present):\(absent)" }
 }
 
 /// Link times the emulated readers share.

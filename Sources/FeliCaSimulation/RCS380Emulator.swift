@@ -27,11 +27,14 @@ public struct RCS380Emulator: Sendable {
         public var faults: [RCS380Fault]
         /// GetFirmwareVersion's answer: major, minor (nfcpy's recorded reader says 1.11).
         public var firmware: (major: UInt8, minor: UInt8)
+        /// Card taps (`--taps`): the card comes and goes; nil = it stays.
+        public var taps: CardTaps?
 
-        public init(timing: Bool = false, faults: [RCS380Fault] = [], firmware: (major: UInt8, minor: UInt8) = (1, 0x11)) {
+        public init(timing: Bool = false, faults: [RCS380Fault] = [], firmware: (major: UInt8, minor: UInt8) = (1, 0x11), taps: CardTaps? = nil) {
             self.timing = timing
             self.faults = faults
             self.firmware = firmware
+            self.taps = taps
         }
     }
 
@@ -226,6 +229,7 @@ public struct RCS380Emulator: Sendable {
         fieldOn = true
         cardExchanges += 1
         let silence = Outcome(frame: .response(.inCommRF(status: .receiveTimeout)), work: limit)
+        if let taps = options.taps, !taps.isPresent(atExchange: cardExchanges) { return silence }
         guard let rate, !packet.isEmpty, let card, let reply = card.respond(to: packet, at: rate) else { return silence }
         let time = card.responseTime(to: packet, reply: reply, bitRate: rate)
         if options.timing, let limit, time > limit { return silence }

@@ -163,6 +163,18 @@ struct RCS380EmulatorTests {
         #expect(try slow.send(.inCommRF(polling, timeout: .milliseconds(10))).inCommRFPacket().count == 20)
     }
 
+    @Test("taps: the card answers for <present> packets, then is away for <absent>")
+    func taps() throws {
+        var host = RCS380Host(card: try VirtualCard.named("suica"), options: .init(taps: CardTaps(present: 2, absent: 1)))
+        try host.open()
+        try host.send(.inSetRF(.kbps212)).status(of: .inSetRF(.kbps212))
+        let polling: [UInt8] = [0x06, 0x00, 0xFF, 0xFF, 0x01, 0x00]
+        func poll(_ host: inout RCS380Host) throws -> Bool {
+            (try? host.send(.inCommRF(polling, timeout: .milliseconds(10))).inCommRFPacket()) != nil
+        }
+        #expect(try [poll(&host), poll(&host), poll(&host), poll(&host)] == [true, true, false, true])
+    }
+
     @Test("faults: corrupt frame, late reply, unplug, card removed")
     func faults() throws {
         let polling = Port100Command.inCommRF([0x06, 0x00, 0xFF, 0xFF, 0x01, 0x00], timeout: .milliseconds(10))

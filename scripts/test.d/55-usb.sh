@@ -119,6 +119,16 @@ else
   fail "usb?rate=424 with a 212-only card: exit $(cat "$tmp/slow.fixed424.rc")"; cat "$tmp/slow.fixed424.err" >&2
 fi
 
+# watch over USB: the card is tapped three times (--taps); with usb?rate=fastest each card
+# is read at 424 kbps and the next one is looked for at 212 kbps again.
+out="$(timeout 60 "$sim" rcs380 --card suica --taps 6:6 -- "$felica" -v watch --device 'usb?rate=fastest' --count 3 --json --interval 0 2>"$tmp/watch.v")"
+if [[ "$(grep -c '"balance":1234' <<<"$out")" == 3 ]] && [[ "$(grep -c '⇄  bit rate 212 → 424 kbps' "$tmp/watch.v")" == 3 ]] \
+   && [[ "$(grep -c '⇄  bit rate 424 → 212 kbps' "$tmp/watch.v")" == 2 ]]; then
+  pass "watch reads three taps through usb, each at 424 kbps, looking for the next card at 212 kbps"
+else
+  fail "watch over usb with taps"; echo "$out" >&2; grep '⇄' "$tmp/watch.v" >&2
+fi
+
 # --wait / ?wait=: the RC-S380 waits for a card to be placed, as every reader does.
 start=$(date +%s%N)
 out="$(timeout 60 "$sim" rcs380 --no-card -- "$felica" poll --device 'usb?wait=1.5' 2>&1)"

@@ -29,7 +29,7 @@ struct PN532SimCommand: CLICommand {
                 timingOption.spec,
                 faultOption.spec,
                 removeAfterOption.spec,
-                tapsOption.spec,
+                SimOptions.taps.spec,
             ])
     }
 
@@ -40,10 +40,6 @@ struct PN532SimCommand: CLICommand {
         do throws(FeliCaError) { return try PN532Fault(parsing: spec) } catch { throw UsageError("option '--fault': \(error.reason)") }
     }
     static let removeAfterOption = Option.int(OptionSpec("remove-after", value: "n", help: "Take the card away after it has answered <n> packets."), in: 0...1_000_000)
-    static let tapsOption = Option(OptionSpec(
-        "taps", value: "present:absent", help: "Tap the card over and over: in the field for <present> packets, away for <absent>, repeat.")) { text throws(UsageError) in
-        do throws(FeliCaError) { return try PN532Emulator.Taps(parsing: text) } catch { throw UsageError("option '--taps': \(error.reason)") }
-    }
 
     let card: String?
     let link: String?
@@ -59,7 +55,7 @@ struct PN532SimCommand: CLICommand {
         faults = try args.values(Self.faultOption)
         removeAfter = try args.value(Self.removeAfterOption)
         if removeAfter != nil && card == nil { throw UsageError("--remove-after needs a card") }
-        taps = try args.value(Self.tapsOption)
+        taps = try args.value(SimOptions.taps)
         if taps != nil && card == nil { throw UsageError("--taps needs a card") }
     }
 

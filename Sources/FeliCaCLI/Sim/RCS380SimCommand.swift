@@ -27,6 +27,7 @@ struct RCS380SimCommand: CLICommand {
                 timingOption.spec,
                 faultOption.spec,
                 removeAfterOption.spec,
+                SimOptions.taps.spec,
                 productOption.spec,
                 kernelDriverOption.spec,
             ])
@@ -54,9 +55,11 @@ struct RCS380SimCommand: CLICommand {
 
     init(_ args: ParsedArguments) throws(UsageError) {
         card = try SimOptions.cardOrNone(args)
-        options = RCS380Emulator.Options(timing: try args.value(Self.timingOption) == "rf", faults: try args.values(Self.faultOption))
+        let taps = try args.value(SimOptions.taps)
+        options = RCS380Emulator.Options(timing: try args.value(Self.timingOption) == "rf", faults: try args.values(Self.faultOption), taps: taps)
         removeAfter = try args.value(Self.removeAfterOption)
         if removeAfter != nil && card == nil { throw UsageError("--remove-after needs a card") }
+        if taps != nil && card == nil { throw UsageError("--taps needs a card") }
         product = try args.value(Self.productOption) ?? "06c1"
         kernelDriver = try args.value(Self.kernelDriverOption)
         command = args.positionals
