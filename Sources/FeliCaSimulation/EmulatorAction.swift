@@ -13,7 +13,7 @@ public enum EmulatorAction: Hashable, Sendable {
 
 /// A card tapped on the reader over and over: in the field for `present` packets, out
 /// of it for the next `absent`, and so on, counted over the packets handed to the card
-/// (what ``cardExchanges`` counts). A count, not a clock, so runs repeat exactly.
+/// (what ``PN532Emulator/cardExchanges`` and ``RCS380Emulator/cardExchanges`` count). A count, not a clock, so runs repeat exactly.
 public struct CardTaps: Hashable, Sendable, CustomStringConvertible {
     public var present: Int
     public var absent: Int
