@@ -8,6 +8,7 @@ packages=(
   libpcsclite-dev pcscd vsmartcard-vpcd
   libusb-1.0-0-dev umockdev gir1.2-umockdev-1.0 python3-gi
   libsqlite3-dev python3
+  python3-venv            # the benchmarks install nfcpy, the comparison peer, into a venv
   tshark
   iproute2 util-linux procps
   man-db groff-base zsh fish
