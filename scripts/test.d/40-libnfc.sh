@@ -7,29 +7,6 @@
 source "$(dirname "$0")/lib.sh"
 stage_workdir
 tmp="$work"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-}
-
-# start_emulator NAME ARGS...: runs felica-sim pn532 with a link $tmp/NAME; waits for it.
-start_emulator() {
-  local name="$1"; shift
-  "$sim" pn532 --link "$tmp/$name" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
-  pids+=($!)
-  eval "pid_$name=$!"
-  for _ in $(seq 100); do
-    [[ -L "$tmp/$name" && -s "$tmp/$name.out" ]] && return 0
-    sleep 0.05
-  done
-  echo "emulator $name did not start:" >&2; cat "$tmp/$name.err" >&2
-  return 1
-}
-
-stop_emulator() {
-  local pid; eval "pid=\$pid_$1"
-  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-}
 
 # expect_exit CODE DESCRIPTION PATTERN -- COMMAND...: exit status and a stderr pattern.
 expect_exit() {
@@ -51,7 +28,7 @@ expect_exit 64 "felica-sim pn532 with a bad fault" "is not a fault kind" -- "$si
 expect_exit 64 "felica-sim pn532 with an unknown timing model" "is not one of rf" -- "$sim" pn532 --card suica --timing fast
 
 # ---- the real stack sees the card ---------------------------------------------------------
-start_emulator main --card suica || exit 1
+start_pn532 "$tmp/main" --card suica || exit 1
 dev="libnfc:pn532_uart:$tmp/main"
 connstring="$(head -n 1 "$tmp/main.out")"
 [[ "$connstring" == pn532_uart:/dev/pts/* ]] && pass "felica-sim prints the connection string ($connstring)" \
@@ -103,14 +80,14 @@ compare "balance --json" balance --json
 expect_exit 1 "poll for a system the card lacks" "has no system 1234 matching the Polling: its systems are" -- \
   "$felica" poll --device "$dev" --system-code 1234
 compare "the next poll after a failed one" poll --json
-stop_emulator main
+stop_pn532
 
 # ---- a card without the optional commands ------------------------------------------------
 # The image of the suica sample, marked as ignoring Request Block Information and Search
 # Service Code: the dump completes without that information and says so, as through the
 # virtual device.
 "$felica" dump --json --device virtual:suica | sed 's/^{$/{\n  "ignores": ["request-block-information", "search-service-code"],/' >"$tmp/ignoring.json"
-start_emulator ignoring --card "$tmp/ignoring.json" || exit 1
+start_pn532 "$tmp/ignoring" --card "$tmp/ignoring.json" || exit 1
 dev="libnfc:pn532_uart:$tmp/ignoring"
 "$felica" dump --device "virtual:$tmp/ignoring.json" >"$tmp/virtual.out" 2>"$tmp/virtual.err"; vs=$?
 "$felica" dump --device "$dev" >"$tmp/libnfc.out" 2>"$tmp/libnfc.err"; ls=$?
@@ -125,23 +102,23 @@ elif ! grep -q "note: system 0003: the card did not answer Request Block Informa
 else
   pass "dump of a card ignoring Request Block Information and Search Service Code completes with notes"
 fi
-stop_emulator ignoring
+stop_pn532
 
 # ---- failure paths ------------------------------------------------------------------------
-start_emulator empty --no-card || exit 1
+start_pn532 "$tmp/empty" --no-card || exit 1
 expect_exit 69 "no card" "no card" -- "$felica" poll --device "libnfc:pn532_uart:$tmp/empty"
 expect_exit 69 "no card, again (the reader still answers)" "no card|answered" -- "$felica" balance --device "libnfc:pn532_uart:$tmp/empty"
-stop_emulator empty
+stop_pn532
 
 # The card answers the polls and the first reads of a dump, then leaves.
-start_emulator removal --card suica --remove-after 6 || exit 1
+start_pn532 "$tmp/removal" --card suica --remove-after 6 || exit 1
 expect_exit 1 "card removed mid-dump" "card (left|is no longer)" -- "$felica" dump --device "libnfc:pn532_uart:$tmp/removal"
 expect_exit 69 "the next command after removal says no card" "no card" -- "$felica" poll --device "libnfc:pn532_uart:$tmp/removal"
-stop_emulator removal
+stop_pn532
 
 for fault in late@3:700 corrupt@3 drop-ack@3; do
   name="fault_${fault%%@*}"; name="${name//-/_}"
-  start_emulator "$name" --card suica --fault "$fault" || exit 1
+  start_pn532 "$tmp/$name" --card suica --fault "$fault" || exit 1
   "$felica" dump --json --device "libnfc:pn532_uart:$tmp/$name" >"$tmp/$name.json" 2>"$tmp/$name.stderr"
   st=$?
   "$felica" dump --json --device virtual:suica >"$tmp/expected.json"
@@ -152,7 +129,7 @@ for fault in late@3:700 corrupt@3 drop-ack@3; do
   fi
   "$felica" poll --json --device "libnfc:pn532_uart:$tmp/$name" >"$tmp/after" 2>&1 && cmp -s "$tmp/after" "$tmp/poll.json" \
     && pass "the next command after $fault works" || { fail "next command after $fault"; cat "$tmp/after" >&2; }
-  stop_emulator "$name"
+  stop_pn532
 done
 
 expect_exit 69 "no reader at a path" "does not exist" -- \
@@ -160,8 +137,8 @@ expect_exit 69 "no reader at a path" "does not exist" -- \
 
 # Unplugging: the device node disappears (the link goes with the emulator). The
 # mid-session case (reader gone during an exchange) is in the Swift tests.
-start_emulator gone --card suica || exit 1
-stop_emulator gone
+start_pn532 "$tmp/gone" --card suica || exit 1
+stop_pn532
 [[ ! -e "$tmp/gone" ]] && pass "the --link symlink is removed on exit" || fail "--link symlink left behind"
 expect_exit 69 "reader unplugged" "does not exist" -- "$felica" poll --device "libnfc:pn532_uart:$tmp/gone"
 

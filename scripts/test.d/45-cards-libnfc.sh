@@ -6,21 +6,9 @@
 source "$(dirname "$0")/lib.sh"
 stage_workdir
 tmp="$work"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-}
 
 for card in suica edy nanaco waon wallet; do
-  "$sim" pn532 --link "$tmp/$card" --card "$card" >"$tmp/$card.sim.out" 2>"$tmp/$card.sim.err" &
-  pids+=($!)
-  for _ in $(seq 100); do
-    [[ -L "$tmp/$card" && -s "$tmp/$card.sim.out" ]] && break
-    sleep 0.05
-  done
-  if [[ ! -L "$tmp/$card" ]]; then
-    fail "emulator for $card did not start"; cat "$tmp/$card.sim.err" >&2; continue
-  fi
+  start_pn532 "$tmp/$card" --card "$card" || continue
   dev="libnfc:pn532_uart:$tmp/$card"
   for args in "balance" "balance --json" "history" "history --json"; do
     # shellcheck disable=SC2086

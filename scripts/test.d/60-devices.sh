@@ -26,11 +26,8 @@ pids+=("$pcscd_pid")
 
 "$sim" vpcd --card suica 2>"$work/vpcd.log" &
 pids+=($!)
-"$sim" pn532 --card "$other" --link "$work/pn532" >"$work/pn532.out" 2>"$work/pn532.err" &
-pids+=($!)
-for _ in $(seq 200); do [[ -s "$work/pn532.out" ]] && break; sleep 0.05; done
+start_pn532 "$work/pn532" --card "$other" || stage_end
 connstring=$(head -n 1 "$work/pn532.out")
-[[ "$connstring" == pn532_uart:* ]] || { echo "60-devices: PN532 emulator did not start: $(cat "$work/pn532.err")" >&2; exit 1; }
 export LIBNFC_DEVICE="$connstring"
 
 # vpcd takes a moment to hand pcscd the card.

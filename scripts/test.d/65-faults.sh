@@ -19,11 +19,10 @@ fi
 [[ -n "${VERBOSE:-}" ]] || QUIET_PASS=1
 
 stage_workdir
-emulator_pid=""
 card_pid=""
 bg_pid=""
 cleanup() {
-  for p in $bg_pid $card_pid $emulator_pid $pcscd_pid; do kill "$p" 2>/dev/null; done
+  for p in $bg_pid $card_pid $pcscd_pid; do kill "$p" 2>/dev/null; done
 }
 
 # run LIMIT ARGS...: felica ARGS under a time limit; sets rc and elapsed (ms); stdout in
@@ -101,30 +100,13 @@ done
 
 # ============================ libnfc + the PN532 emulator ==============================
 
-# start_emulator ARGS...: felica-sim pn532 on the link $work/pty; waits until it serves.
-start_emulator() {
-  rm -f "$work/pty.out"
-  "$sim" pn532 --link "$work/pty" "$@" >"$work/pty.out" 2>"$work/pty.err" &
-  emulator_pid=$!
-  for _ in $(seq 200); do
-    [[ -L "$work/pty" && -s "$work/pty.out" ]] && return 0
-    sleep 0.025
-  done
-  fail "felica-sim pn532 $* did not start: $(cat "$work/pty.err")"
-  return 1
-}
-
-stop_emulator() {
-  [[ -n "$emulator_pid" ]] && kill "$emulator_pid" 2>/dev/null && wait "$emulator_pid" 2>/dev/null
-  emulator_pid=""
-}
 
 dev="libnfc:pn532_uart:$work/pty"
 echo "-- libnfc: card removed after each exchange in turn" >&2
 for card in wallet suica; do
   complete=0 errors=0 total=""
   for n in $(seq 0 40); do
-    start_emulator --card "$card" --remove-after "$n" || break
+    start_pn532 "$work/pty" --card "$card" --remove-after "$n" || break
     run 20 history --device "$dev"
     judge "$card, removed after $n" "$work/$card.ref" "$removed"
     case $verdict in
@@ -135,10 +117,10 @@ for card in wallet suica; do
         ;;
     esac
     # The card put back (SIGUSR1): the next command on the same reader works.
-    kill -USR1 "$emulator_pid"
+    kill -USR1 "$pn532_pid"
     sleep 0.05
     expect_complete "$card, removed after $n: the next command once the card is back" "$work/$card.ref" history --device "$dev"
-    stop_emulator
+    stop_pn532
     [[ -n "$total" && $n -ge $((total + 1)) ]] && break
   done
   if [[ -z "$total" ]]; then
@@ -159,13 +141,13 @@ for card in wallet suica; do
     for n in $exchanges; do
       spec="$fault@$n"
       [[ $fault == late ]] && spec="$fault@$n:400"
-      start_emulator --card "$card" --fault "$spec" || break
+      start_pn532 "$work/pty" --card "$card" --fault "$spec" || break
       run 20 history --device "$dev"
       judge "$card, $spec" "$work/$card.ref" "reader|card"
       [[ $verdict == complete ]] && complete=$((complete + 1))
       [[ $verdict == error ]] && errors=$((errors + 1))
       expect_complete "$card, $spec: the next command" "$work/$card.ref" history --device "$dev"
-      stop_emulator
+      stop_pn532
     done
     note "$card, $fault at exchanges $(echo $exchanges | tr ' ' ','): $complete complete (the session polled or read again), $errors clear errors"
   done
@@ -176,14 +158,14 @@ echo "-- libnfc: the reader goes away mid-command" >&2
 # emulator goes: SIGTERM (the pty closes, the link goes: unplugged) or SIGKILL.
 for how in TERM KILL; do
   for n in 1 3; do
-    start_emulator --card wallet --fault "late@$n:3000" || break
+    start_pn532 "$work/pty" --card wallet --fault "late@$n:3000" || break
     start=$(now_ms)
     timeout -k 2 20 "$felica" history --device "$dev" >"$work/out" 2>"$work/err" &
     bg_pid=$!
     sleep 0.15
-    kill -"$how" "$emulator_pid"
-    wait "$emulator_pid" 2>/dev/null
-    emulator_pid=""
+    kill -"$how" "$pn532_pid"
+    wait "$pn532_pid" 2>/dev/null
+    pn532_pid=""
     wait "$bg_pid"
     rc=$?
     bg_pid=""
@@ -192,9 +174,9 @@ for how in TERM KILL; do
     [[ $verdict == error ]] && note "reader gone (SIG$how) during exchange $n: exit $rc in ${elapsed} ms: $(head -n 1 "$work/err")"
     [[ $verdict == complete ]] && fail "reader gone (SIG$how) during exchange $n: the command completed, so the fault missed it"
     # Plugged back in (a new emulator at the same path).
-    start_emulator --card wallet || break
+    start_pn532 "$work/pty" --card wallet || break
     expect_complete "wallet, after the reader came back (SIG$how, exchange $n)" "$work/wallet.ref" history --device "$dev"
-    stop_emulator
+    stop_pn532
   done
 done
 
@@ -205,9 +187,9 @@ complete=0 errors=0 total=""
 for n in $(seq 0 80); do
   echo "$previous" >"$work/card.json"
   rm -f "$work/card.json.partial"
-  start_emulator --card wallet --remove-after "$n" || break
+  start_pn532 "$work/pty" --card wallet --remove-after "$n" || break
   run 20 dump --json --output "$work/card.json" --device "$dev"
-  stop_emulator
+  stop_pn532
   if ((rc == 124 || rc > 128)); then
     fail "dump, removed after $n: hung or crashed (exit $rc)"
   elif ((rc == 0)); then
@@ -232,7 +214,7 @@ done
   || fail "dump --output: no removal point gave the complete dump"
 
 # Killed (SIGKILL) at points through a dump that takes real-card time.
-start_emulator --card wallet --timing rf || true
+start_pn532 "$work/pty" --card wallet --timing rf || true
 kept=0 replaced=0
 for delay in 0.05 0.15 0.3 0.45 0.6 0.75 0.9 1.05 1.2 1.5 2.5; do
   echo "$previous" >"$work/card.json"
@@ -253,12 +235,12 @@ for delay in 0.05 0.15 0.3 0.45 0.6 0.75 0.9 1.05 1.2 1.5 2.5; do
   # The reader recovers from a host killed mid-exchange.
   expect_complete "dump killed after ${delay}s: the next command" "$work/wallet.ref" history --device "$dev"
 done
-stop_emulator
+stop_pn532
 note "dump killed (SIGKILL) at 11 points: previous file $kept times, complete new file $replaced times, never anything else"
 
 echo "-- libnfc: felica watch over card taps" >&2
 # In the field for 8 packets (a whole wallet read), away for 3: every tap is printed whole.
-start_emulator --card wallet --taps 8:3 || true
+start_pn532 "$work/pty" --card wallet --taps 8:3 || true
 run 60 watch --json --count 200 --interval 0 --device "$dev"
 lines=$(wc -l <"$work/out")
 whole=$(grep -c '"transit-ic".*"edy".*"nanaco".*"waon"' "$work/out")
@@ -268,11 +250,11 @@ if ((rc == 0 && lines == 200 && whole == 200)); then
 else
   fail "watch over 200 taps: exit $rc, $lines cards printed, $whole complete: $(head -c 300 "$work/err")"
 fi
-stop_emulator
+stop_pn532
 # Away after 4 packets: every tap leaves mid-read; nothing half-read may be printed, and
 # no failed tap counts as a card, so --count 1 is never reached: watch goes on until
 # stopped (SIGTERM after 6 s ends it cleanly), saying once per tap what failed.
-start_emulator --card wallet --taps 4:3 || true
+start_pn532 "$work/pty" --card wallet --taps 4:3 || true
 run 6 watch --json --count 1 --interval 0 --device "$dev"
 left=$(grep -c "not read: it left the reader during the read; still watching" "$work/err")
 again=$(grep -c "run the command again" "$work/err")
@@ -282,7 +264,7 @@ if ((rc == 124)) && [[ ! -s "$work/out" ]] && ((left >= 5 && again == 0)); then
 else
   fail "watch over taps that end mid-read: exit $rc (expected 124, still watching), stdout $(wc -l <"$work/out") lines, $left notices, $again 'run the command again': $(head -c 300 "$work/err")"
 fi
-stop_emulator
+stop_pn532
 
 # =================================== pcscd + vpcd ======================================
 

@@ -8,13 +8,8 @@
 source "$(dirname "$0")/lib.sh"
 unset FELICA_TEST_SAVE_STOP FELICA_TEST_SAVE_PAUSE
 
-tmp="$(mktemp -d)"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+stage_workdir
+tmp="$work"
 export XDG_DATA_HOME="$tmp/xdg"
 
 
@@ -156,9 +151,7 @@ state="$(db_state "$tmp/same.sqlite3")"
 
 # ---- a card pulled away mid-read saves nothing ----------------------------------------------
 # The history takes three exchanges (Polling, two reads): the card leaves before the last.
-"$sim" pn532 --link "$tmp/pulled" --card suica --remove-after 2 >"$tmp/sim.out" 2>"$tmp/sim.err" &
-pids+=($!)
-for _ in $(seq 100); do [[ -L "$tmp/pulled" && -s "$tmp/sim.out" ]] && break; sleep 0.05; done
+start_pn532 "$tmp/pulled" --card suica --remove-after 2
 cp "$base" "$tmp/pulled.sqlite3"
 "$felica" log add --device "libnfc:pn532_uart:$tmp/pulled" --db "$tmp/pulled.sqlite3" >"$tmp/p.out" 2>&1
 st=$?

@@ -66,6 +66,33 @@ vpcd_card_stop() {
   sim_pid=""
 }
 
+# start_pn532 LINK [felica-sim pn532 options]: the PN532 emulator serving on the pty link
+# LINK (its output in LINK.out and LINK.err), up once it has printed where it serves; fails,
+# saying why, when it does not come up. Its pid is in $pn532_pid; stop_pn532 [PID] stops it
+# (default: the last one started), and the stage's exit stops any left running.
+pn532_pid=""
+pn532_pids=()
+start_pn532() {
+  local link="$1"
+  shift
+  "$sim" pn532 --link "$link" "$@" >"$link.out" 2>"$link.err" &
+  pn532_pid=$!
+  pn532_pids+=("$pn532_pid")
+  for _ in $(seq 200); do
+    [[ -L "$link" && -s "$link.out" ]] && return 0
+    kill -0 "$pn532_pid" 2>/dev/null || break
+    sleep 0.025
+  done
+  fail "felica-sim pn532 $* did not start: $(cat "$link.err")"
+  return 1
+}
+stop_pn532() {
+  local pid="${1:-$pn532_pid}"
+  [[ -n "$pid" ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  [[ "$pid" == "$pn532_pid" ]] && pn532_pid=""
+  return 0
+}
+
 # start_pcscd: pcscd in the foreground (pid in $pcscd_pid, log in $work/pcscd.log), up
 # once its socket appears (it has no other readiness signal); fails, saying why, when
 # it does not come up. stop_pcscd ends it.
@@ -87,10 +114,10 @@ stop_pcscd() {
 }
 
 # stage_workdir: a scratch directory $work, removed on exit after the stage's own
-# `cleanup` function (when it defines one) has stopped what it started.
+# `cleanup` function (when it defines one) and stop_pn532 have stopped what it started.
 stage_workdir() {
   work="$(mktemp -d)"
-  trap 'declare -F cleanup >/dev/null && cleanup; wait 2>/dev/null; rm -rf "$work"' EXIT
+  trap 'declare -F cleanup >/dev/null && cleanup; for p in "${pn532_pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"' EXIT
 }
 
 # stage_end: the stage's verdict and exit status.
