@@ -65,9 +65,10 @@ public enum DeviceResolver {
                 throw UsageError("--dialect applies to PC/SC devices (pcsc, pcsc:<reader>), not '\(name)'")
             }
         }
-        /// A reader that does not wait for a card by itself gets `wait` at its first Polling.
+        /// A reader that does not wait for a card by itself gets `wait` at its first Polling,
+        /// unless the caller waits for cards itself (`requiresCard` false: `watch`).
         func waiting(_ reader: any Transport) -> any Transport {
-            guard wait > .zero else { return reader }
+            guard wait > .zero, requiresCard else { return reader }
             return CardWaitTransport(wrapping: reader, wait: wait) { wait in
                 console?.progress("waiting up to \(DeviceSpec.seconds(wait)) s for a card on \(name)")
             }
