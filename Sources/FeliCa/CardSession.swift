@@ -177,7 +177,7 @@ public actor CardSession {
     /// Moves back to the slowest rate the transport offers, where every card answers: before
     /// looking for the next card after a session moved up for the last one. No exchange.
     public func useSlowestBitRate() async throws(FeliCaError) {
-        if let slowest = transport.bitRates.first, transport.bitRate != slowest {
+        if let slowest = transport.bitRates.min(by: { $0.rawValue < $1.rawValue }), transport.bitRate != slowest {
             try await transport.switchBitRate(to: slowest)
         }
     }

@@ -18,8 +18,6 @@ final class RCS380Connection: @unchecked Sendable {
     let model: USBReaders.Model
     let bus: Int
     let address: Int
-    /// The product string the reader reports.
-    private(set) var productName: String?
     private var context: OpaquePointer?
     private var handle: OpaquePointer?
     private var rate: AirTiming.BitRate?
@@ -88,7 +86,6 @@ final class RCS380Connection: @unchecked Sendable {
             c.close()
             throw openError(s, node: c.node, model: model)
         }
-        c.productName = LibUSB.productName(c.handle!, device: chosen.device)
         _ = LibUSB.setAutoDetach(c.handle!, true)
         let claim = LibUSB.claim(c.handle!, interface: 0)
         guard claim.isSuccess else {
@@ -179,9 +176,12 @@ final class RCS380Connection: @unchecked Sendable {
         guard handle != nil else { throw FeliCaError(.readerGone, "\(label): the device is closed") }
         let isPolling = packet.count >= 2 && packet[1] == CommandCode.polling.rawValue
         if isPolling { lastPolling = packet }
+        // A reader that does not answer in time fails in command(); only the reader's own
+        // receive-timeout status, the card's silence, reaches the catch.
+        let response = try command(.inCommRF(packet, timeout: timeout), chipTime: timeout)
         do throws(FeliCaError) {
-            return try command(.inCommRF(packet, timeout: timeout), chipTime: timeout).inCommRFPacket()
-        } catch where error.code == .timeout && error.reason.hasPrefix("the card did not answer") {
+            return try response.inCommRFPacket()
+        } catch where error.code == .timeout {
             let ms = Self.milliseconds(timeout)
             if isPolling {
                 throw FeliCaError(.timeout, "\(label): no card answered Polling within \(ms) ms")

@@ -47,7 +47,7 @@ public final class RCS380Transport: Transport {
     /// later (default: both).
     public static func open(_ selector: USBReaderSelector, name: String, bitRate: AirTiming.BitRate = .kbps212,
                             bitRates: [AirTiming.BitRate] = AirTiming.BitRate.allCases) async throws(FeliCaError) -> RCS380Transport {
-        let bitRates = bitRates.contains(bitRate) ? bitRates : [bitRate] + bitRates
+        let bitRates = AirTiming.BitRate.allCases.filter { bitRates.contains($0) || $0 == bitRate }
         let thread = DeviceThread(name: "felica.usb")
         do throws(FeliCaError) {
             let connection = try await thread.run { () throws(FeliCaError) -> RCS380Connection in

@@ -77,6 +77,12 @@ import Testing
         #expect(t.bitRate == .kbps424)
         _ = try await s.detect()
         #expect(t.bitRate == .kbps212)
+
+        // Whatever order the transport lists its rates in.
+        let (u, ut) = switchable(image(rates: nil), rates: [.kbps424, .kbps212])
+        try await ut.switchBitRate(to: .kbps424)
+        _ = try await u.detect()
+        #expect(ut.bitRate == .kbps212)
     }
 
     @Test func historyReadingsSwitchAndBalanceReadingsDoNot() async throws {

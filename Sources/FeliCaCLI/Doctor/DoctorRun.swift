@@ -96,7 +96,7 @@ struct DoctorRun: Sendable {
     /// it answers at the fastest through this reader. Nil on a reader with one rate.
     static func bitRateCheck(_ session: CardSession, _ target: Target) async throws(FeliCaError) -> (summary: String, keepSlow: Bool)? {
         let transport = session.transport
-        guard let slowest = transport.bitRates.first, transport.bitRates.count > 1 else { return nil }
+        guard let slowest = transport.bitRates.min(by: { $0.rawValue < $1.rawValue }), transport.bitRates.count > 1 else { return nil }
         let latency = String(format: "%.1f", Double(transport.linkLatency.components.attoseconds) / 1e15 + Double(transport.linkLatency.components.seconds) * 1000)
         let rate = try await session.useFastestBitRate(for: target)
         guard rate != slowest else {
