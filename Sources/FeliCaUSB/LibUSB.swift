@@ -81,16 +81,6 @@ enum LibUSB {
         LibUSBStatus(libusb_release_interface(handle, interface))
     }
 
-    /// `libusb_get_string_descriptor_ascii` for the product string; nil when there is none.
-    static func productName(_ handle: OpaquePointer, device: OpaquePointer) -> String? {
-        var d = libusb_device_descriptor()
-        guard libusb_get_device_descriptor(device, &d) == 0, d.iProduct != 0 else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 128)
-        let n = libusb_get_string_descriptor_ascii(handle, d.iProduct, &buffer, Int32(buffer.count))
-        guard n > 0 else { return nil }
-        return String(decoding: buffer.prefix(Int(n)), as: UTF8.self)
-    }
-
     /// `libusb_bulk_transfer` out: writes all of `bytes`; returns how many went out.
     static func bulkWrite(_ handle: OpaquePointer, endpoint: UInt8, _ bytes: [UInt8], timeoutMilliseconds: UInt32) -> Result<Int, LibUSBStatus> {
         var copy = bytes
@@ -119,28 +109,16 @@ struct LibUSBStatus: Error, Hashable, CustomStringConvertible {
     var code: Int32
     init(_ code: Int32) { self.code = code }
 
-    /// `LIBUSB_SUCCESS`.
-    static let success = LibUSBStatus(0)
-    /// `LIBUSB_ERROR_IO`.
-    static let io = LibUSBStatus(-1)
     /// `LIBUSB_ERROR_ACCESS`: no permission on the device node.
     static let access = LibUSBStatus(-3)
     /// `LIBUSB_ERROR_NO_DEVICE`: the device left the bus.
     static let noDevice = LibUSBStatus(-4)
-    /// `LIBUSB_ERROR_NOT_FOUND`.
-    static let notFound = LibUSBStatus(-5)
     /// `LIBUSB_ERROR_BUSY`: another driver or program holds the interface.
     static let busy = LibUSBStatus(-6)
     /// `LIBUSB_ERROR_TIMEOUT`.
     static let timeout = LibUSBStatus(-7)
-    /// `LIBUSB_ERROR_OVERFLOW`.
-    static let overflow = LibUSBStatus(-8)
-    /// `LIBUSB_ERROR_PIPE`: the endpoint stalled.
-    static let pipe = LibUSBStatus(-9)
     /// `LIBUSB_ERROR_OTHER`.
     static let other = LibUSBStatus(-99)
-    /// `LIBUSB_ERROR_NOT_SUPPORTED`.
-    static let notSupported = LibUSBStatus(-12)
 
     var isSuccess: Bool { code >= 0 }
 
