@@ -43,7 +43,9 @@ enum HistoryOptions {
     static func day(_ s: String, option: String, endOfMonth: Bool) throws(UsageError) -> String {
         let parts = s.split(separator: "-", omittingEmptySubsequences: false)
         let bad = UsageError("option '--\(option)': \"\(s)\" is not a date (YYYY-MM-DD or YYYY-MM)")
+        // Digits only: Int() would take "+202" as a year, and the dates compare as text.
         guard (2...3).contains(parts.count), parts[0].count == 4, parts.dropFirst().allSatisfy({ $0.count == 2 }),
+              parts.allSatisfy({ $0.allSatisfy { ("0"..."9").contains($0) } }),
               let y = Int(parts[0]), let m = Int(parts[1]) else { throw bad }
         let d = parts.count == 3 ? Int(parts[2]) : (endOfMonth ? CardDate.daysIn(month: m, year: y) : 1)
         guard let d, (1...12).contains(m), (try? CardDate(year: y, month: m, day: d)) != nil else { throw bad }
