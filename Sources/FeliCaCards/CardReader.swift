@@ -382,20 +382,23 @@ public struct CardReader: Sendable {
             // A reader that will not forward Request Service leaves reading each share alone.
             let refusesProbe = await session.refusedCommands.contains(.requestService)
             if !unasked.isEmpty && !refusesProbe {
-                let presence: Presence
+                var presence: Presence?
                 do {
                     presence = try await probe(session, target, unasked)
                 } catch where error.code == .refused {
-                    continue
+                    // The reader will not forward Request Service: each share is read alone
+                    // below, rather than the refused batch sent again to learn the same.
                 }
-                asked.formUnion(unasked)
-                let before = pending.count
-                for i in wanted.indices where unasked.contains(wanted[i].service) && presence.readable[wanted[i].service] == nil {
-                    let problem: ServiceIssue.Problem = presence.keyOnly[wanted[i].service].map { .needsKey(keyVersion: $0) } ?? .absent
-                    issues[i] = ServiceIssue(service: wanted[i].service, content: wanted[i].content, problem: problem)
-                    pending.removeAll { $0.want == i }
+                if let presence {
+                    asked.formUnion(unasked)
+                    let before = pending.count
+                    for i in wanted.indices where unasked.contains(wanted[i].service) && presence.readable[wanted[i].service] == nil {
+                        let problem: ServiceIssue.Problem = presence.keyOnly[wanted[i].service].map { .needsKey(keyVersion: $0) } ?? .absent
+                        issues[i] = ServiceIssue(service: wanted[i].service, content: wanted[i].content, problem: problem)
+                        pending.removeAll { $0.want == i }
+                    }
+                    if pending.count != before { continue }
                 }
-                if pending.count != before { continue }
             }
             for share in shares {
                 let outcome = try await readAlone(session, target, wanted[share.want], share.blocks, continuing: !got[share.want].isEmpty)

@@ -177,9 +177,19 @@ final class RecordingTransport: Transport, @unchecked Sendable {
     var name: String { inner.name }
     var linkLatency: Duration { .zero }
 
-    init(_ image: CardImage) { inner = VirtualTransport(card: VirtualCard(image: image), name: "virtual:recorded") }
+    /// Commands a reader would not forward: they fail as `.refused` without reaching the card.
+    let refusing: Set<UInt8>
+
+    init(_ image: CardImage, refusing: Set<UInt8> = []) {
+        inner = VirtualTransport(card: VirtualCard(image: image), name: "virtual:recorded")
+        self.refusing = refusing
+    }
 
     func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
+        if packet.count >= 2, refusing.contains(packet[1]) {
+            exchanges.append((packet, nil))
+            throw FeliCaError(.refused, "the reader will not forward command \(packet[1])")
+        }
         do {
             let reply = try await inner.exchange(packet, timeout: timeout)
             exchanges.append((packet, reply))
@@ -227,6 +237,22 @@ final class RecordingTransport: Transport, @unchecked Sendable {
     let read = try t.blocksRead()
     #expect(read.count == Set(read).count, "a block was read twice: \(read)")
     #expect(read.count == 21)
+}
+
+/// The same card on a reader that will not forward Request Service: the refused batch is
+/// not sent again; its services are read one by one at once.
+@Test func refusedProbeReadsTheSharesAloneAtOnce() async throws {
+    var image = try sample("suica")
+    image.systems[0].services.removeAll { [TransitIC.gateLogService, TransitIC.pendingEntryService].contains($0.code) }
+    let t = RecordingTransport(image, refusing: [0x02])
+    let report = try await CardReader(depth: .history).read(CardSession(transport: t))
+    let p = try #require(report.purses.first)
+    #expect(p.transactions.count == 9)
+    // Polling, read, refused read, refused Request Service, then reads of the shares alone:
+    // never the refused batch a second time.
+    #expect(Array(t.commands.prefix(4)) == [0x00, 0x06, 0x06, 0x02])
+    let refusedBatch = t.exchanges[2].command
+    #expect(t.exchanges.filter { $0.command == refusedBatch }.count == 1, "the refused batch was sent again")
 }
 
 /// The wanted (service, block) positions of a Suica history read, in reading order.
