@@ -72,13 +72,19 @@ public enum USBReaders {
         return String(repeating: "0", count: max(0, 4 - s.count)) + s
     }
 
-    /// The udev rule that gives the logged-in user access to the supported readers.
-    public static let udevRule = """
-        SUBSYSTEM=="usb", ATTRS{idVendor}=="054c", ATTRS{idProduct}=="06c1", TAG+="uaccess"
-        SUBSYSTEM=="usb", ATTRS{idVendor}=="054c", ATTRS{idProduct}=="06c3", TAG+="uaccess"
-        """
-    /// Where the rule goes.
-    public static let udevRulePath = "/etc/udev/rules.d/60-felica-rcs380.rules"
+    /// The udev rule line that gives the logged-in user (and the plugdev group) access to
+    /// the USB device `vendor`:`product`; `felica doctor` gives the same for every reader.
+    public static func udevRule(vendor: UInt16, product: UInt16) -> String {
+        "SUBSYSTEM==\"usb\", ATTRS{idVendor}==\"\(hex4(vendor))\", ATTRS{idProduct}==\"\(hex4(product))\", MODE=\"0660\", GROUP=\"plugdev\", TAG+=\"uaccess\""
+    }
+    /// The rules for the readers this module drives.
+    public static var udevRule: String {
+        supported.map { udevRule(vendor: $0.vendor, product: $0.product) }.joined(separator: "\n")
+    }
+    /// Where the rules go.
+    public static let udevRulePath = "/etc/udev/rules.d/60-felica.rules"
+    /// Where blacklist lines for the kernel's NFC drivers go (the file Debian's libnfc6 installs).
+    public static let blacklistPath = "/etc/modprobe.d/blacklist-libnfc.conf"
     /// How to keep the kernel's `port100` NFC driver off the reader.
-    public static let port100Fix = "unload it with `sudo modprobe -r port100`, and keep it from coming back with `echo 'blacklist port100' | sudo tee /etc/modprobe.d/felica-port100.conf`"
+    public static let port100Fix = "unload it with `sudo modprobe -r port100`, and keep it from coming back with `echo 'blacklist port100' | sudo tee -a \(blacklistPath)`"
 }

@@ -1,3 +1,4 @@
+import FeliCaUSB
 /// How a check came out.
 enum Verdict: String, Sendable, Comparable {
     case ok, warning, problem
@@ -233,7 +234,7 @@ struct Diagnosis: Sendable {
         if missing.isEmpty {
             fix += "\n(already blacklisted in modprobe.d, so it stays unloaded after a reboot)"
         } else {
-            fix += "\nkeep it from loading again: create /etc/modprobe.d/blacklist-libnfc.conf containing\n"
+            fix += "\nkeep it from loading again: create \(USBReaders.blacklistPath) containing\n"
                 + wanted.map { "  blacklist \($0)" }.joined(separator: "\n")
         }
         return fix
@@ -319,9 +320,9 @@ struct Diagnosis: Sendable {
                 continue
             }
             readers[i].blockers.append("no permission on \(r.usb.node)")
-            let rule = "SUBSYSTEM==\"usb\", ATTRS{idVendor}==\"\(hex4(r.model.vendor))\", ATTRS{idProduct}==\"\(hex4(r.model.product))\", MODE=\"0660\", GROUP=\"plugdev\", TAG+=\"uaccess\""
+            let rule = USBReaders.udevRule(vendor: r.model.vendor, product: r.model.product)
             var fix = """
-                install a udev rule, /etc/udev/rules.d/60-felica.rules:
+                install a udev rule, \(USBReaders.udevRulePath):
                   \(rule)
                 then: sudo udevadm control --reload-rules && sudo udevadm trigger --subsystem-match=usb
                 """
