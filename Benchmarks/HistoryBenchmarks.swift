@@ -88,7 +88,7 @@ func historyBenchmarks() async {
             let records = (0..<20_000).reversed().map { k -> KeptRecord in
                 let s = reading * 20_000 + k
                 return KeptRecord(card: "0101120312345678", purse: "transit-ic", sequence: s % 65_536,
-                                  date: "2026-\(s / 10_000 % 12 + 1 < 10 ? "0" : "")\(s / 10_000 % 12 + 1)-\(s % 28 + 11)", time: nil,
+                                  date: "2026-\(s / 10_000 % 12 + 1 < 10 ? "0" : "")\(s / 10_000 % 12 + 1)-\(s % 28 + 1 < 10 ? "0" : "")\(s % 28 + 1)", time: nil,
                                   type: s % 5 == 0 ? "charge" : "transit", detail: "ticket gate, fare", from: "新宿", to: "渋谷",
                                   amount: s % 5 == 0 ? 1_000 : -200, balance: 10_000 + s % 1000)
             }

@@ -27,11 +27,6 @@ public final class USBBridgeServer<Emulator: USBBridgedEmulator>: Sendable {
         self.emulator = Mutex(emulator)
     }
 
-    /// Reads the emulator's state (its counters) between transfers.
-    public func inspect<R: Sendable>(_ body: (Emulator) -> R) -> R {
-        emulator.withLock { body($0) }
-    }
-
     /// Serves until the bridge closes its end; blocks the calling thread (give it one of
     /// its own).
     public func serve() {

@@ -51,9 +51,12 @@ import Testing
     }
 
     @Test func helpAndGeneratedTextStandAloneToo() throws {
-        let outputs = [try run(["--help"]), try run(["bench", "order", "--help"]), try run(["--generate-manual"]),
-                       try run(["bench", "order"]), try run(["order", "--model", "rf"])].map(\.stdout)
-        for text in outputs {
+        let runs = [try run(["--help"]), try run(["bench", "order", "--help"]), try run(["--generate-manual"]),
+                    try run(["bench", "order"]), try run(["order", "--model", "rf"])]
+        for r in runs {
+            #expect(r.status == 0 && !r.stdout.isEmpty, "\(r.stderr)")
+        }
+        for text in runs.map(\.stdout) {
             #expect(!Self.outsideNotes.contains { text.contains($0) })
             #expect(text.firstMatch(of: Self.issueNumber) == nil)
         }

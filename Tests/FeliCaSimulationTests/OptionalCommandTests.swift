@@ -52,6 +52,7 @@ struct OptionalCommandTests {
         #expect(notes.contains { $0.contains("Request Block Information") } == ignored.contains(.requestBlockInformation))
         #expect(notes.contains { $0.contains("Search Service Code") } == ignored.contains(.searchServiceCode))
         // Every block readable without a key is still there.
+        #expect(image.systems.count == full.systems.count)
         for (s, f) in zip(image.systems, full.systems) {
             for service in f.services where service.code.isReadableWithoutKey && !(service.blocks ?? []).isEmpty {
                 #expect(s.services.first { $0.code == service.code }?.blocks == service.blocks, "service \(service.code)")

@@ -45,10 +45,10 @@ rate_script="$tmp/rate.sh"
 cat >"$rate_script" <<EOS
 cd "$tmp"
 timeout 30 "$felica" -v history --device 'usb?rate=fastest' >rate.history.out 2>rate.history.v
-timeout 30 "$felica" -v balance --device usb >/dev/null 2>rate.balance.v
+timeout 30 "$felica" -v balance --device usb >/dev/null 2>rate.balance.v; echo \$? >rate.balance.rc
 timeout 30 "$felica" -v balance --device 'usb?rate=fastest' >/dev/null 2>rate.fastbalance.v
 timeout 30 "$felica" -v dump --device 'usb?rate=fastest' >rate.dump.out 2>rate.dump.v
-timeout 30 "$felica" -v history --device 'usb?rate=212' >/dev/null 2>rate.fixed212.v
+timeout 30 "$felica" -v history --device 'usb?rate=212' >/dev/null 2>rate.fixed212.v; echo \$? >rate.fixed212.rc
 timeout 30 "$felica" -v poll --device 'usb?rate=424' >rate.fixed424.out 2>rate.fixed424.v
 timeout 30 "$felica" history --trace rate.trace.jsonl --device 'usb?rate=fastest' >rate.traced.out 2>rate.traced.err
 timeout 30 "$felica" balance --trace rate.fastbalance.jsonl --device 'usb?rate=fastest' >rate.fastbalance.out 2>&1
@@ -68,7 +68,9 @@ if grep -q "$switch_line" "$tmp/rate.dump.v" && grep -q "$switch_line" "$tmp/rat
 else
   fail "dump or balance with usb?rate=fastest"; head -20 "$tmp/rate.dump.v" "$tmp/rate.fastbalance.v" >&2
 fi
-if ! grep -qE "communication performance|⇄" "$tmp/rate.balance.v" "$tmp/rate.fixed212.v"; then
+if [[ "$(cat "$tmp/rate.balance.rc" "$tmp/rate.fixed212.rc" 2>/dev/null)" == $'0\n0' ]] \
+   && grep -q 'Read Without Encryption response' "$tmp/rate.balance.v" && grep -q 'Read Without Encryption response' "$tmp/rate.fixed212.v" \
+   && ! grep -qE "communication performance|⇄" "$tmp/rate.balance.v" "$tmp/rate.fixed212.v"; then
   pass "balance (too short to pay) and usb?rate=212 stay at 212 kbps without asking"
 else
   fail "balance or usb?rate=212 switched"; cat "$tmp/rate.balance.v" "$tmp/rate.fixed212.v" >&2
@@ -127,6 +129,16 @@ if [[ "$(grep -c '"balance":1234' <<<"$out")" == 3 ]] && [[ "$(grep -c '⇄  bit
   pass "watch reads three taps through usb, each at 424 kbps, looking for the next card at 212 kbps"
 else
   fail "watch over usb with taps"; echo "$out" >&2; grep '⇄' "$tmp/watch.v" >&2
+fi
+
+# watch waits for cards itself: with no card it polls every --interval, not once per
+# 3-second open wait (which also put up to 3 s into the first card's elapsedMs).
+timeout 60 "$sim" rcs380 --no-card -- timeout -s INT 2 "$felica" -v watch --device usb --interval 0.25 >/dev/null 2>"$tmp/watch-empty.v"
+polls=$(grep -c '→  Polling' "$tmp/watch-empty.v")
+if ((polls >= 4)); then
+  pass "watch with no card on the RC-S380 polls every interval ($polls Pollings in 2 s)"
+else
+  fail "watch with no card: $polls Pollings in 2 s"; head -5 "$tmp/watch-empty.v" >&2
 fi
 
 # --wait / ?wait=: the RC-S380 waits for a card to be placed, as every reader does.

@@ -156,7 +156,7 @@ cp "$base" "$tmp/pulled.sqlite3"
 "$felica" log add --device "libnfc:pn532_uart:$tmp/pulled" --db "$tmp/pulled.sqlite3" >"$tmp/p.out" 2>&1
 st=$?
 state="$(db_state "$tmp/pulled.sqlite3")"
-[[ $st -ne 0 && "$state" == "$before" ]] \
+[[ $st -ne 0 && "$state" == "$before" ]] && grep -q "left the reader" "$tmp/p.out" \
   && pass "card pulled mid-read through libnfc: exit $st, nothing saved ($(head -c 90 "$tmp/p.out"))" \
   || fail "pulled card: exit $st, state $state (expected $before): $(cat "$tmp/p.out")"
 

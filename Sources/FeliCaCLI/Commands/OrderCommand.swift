@@ -86,7 +86,7 @@ struct OrderCommand: CLICommand {
         var baseRun: OrderEvaluation? = nil
         if let codes { baseRun = try await OrderEvaluation.evaluate(order: codes, population: population, model: model) }
         let misrouted = Self.misrouted(bestRun)
-        if let warning = Self.warning(misrouted, order: best.order) { console.diag(warning) }
+        if let warning = Self.warning(misrouted) { console.diag(warning) }
 
         if plist {
             console.out(Self.plist(best.order))
@@ -180,7 +180,7 @@ struct OrderCommand: CLICommand {
     }
 
     /// The warning for misrouted cards, with the `--before` that fixes each kind.
-    static func warning(_ misrouted: [Misrouted], order: [SystemCode]) -> String? {
+    static func warning(_ misrouted: [Misrouted]) -> String? {
         guard !misrouted.isEmpty else { return nil }
         var lines = ["warning: the best order lands cards outside the system their purse is in; an app would not see their balance:"]
         for m in misrouted {

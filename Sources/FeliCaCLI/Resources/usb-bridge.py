@@ -75,7 +75,6 @@ class Device:
     """What the descriptors say: ids, release, and the bulk endpoints with their packet size."""
 
     def __init__(self, raw):
-        self.raw = raw
         _len, _type, _usb, _cls, _sub, _proto, _mps0, self.vendor, self.product, self.release, _m, _p, _s, _n = \
             struct.unpack("<BBHBBBBHHHBBBB", raw[:18])
         self.out_ep = self.in_ep = None
