@@ -61,7 +61,7 @@ public struct Reading: Sendable {
             let transactions = history.compactMap(\.transaction)
             let modulus = Self.sequenceModulus(p.profile)
             let numbers = transactions.map { $0.sequence % modulus }
-            let numbered = Set(numbers).count == numbers.count && !(numbers.count > 1 && numbers.allSatisfy { $0 == 0 })
+            let numbered = Set(numbers).count == numbers.count
             purses.append(PurseRecords(
                 profile: p.profile,
                 records: transactions.map { KeptRecord($0, card: report.idm, purse: p.profile, numbered: numbered) },

@@ -28,7 +28,7 @@ extension CardImage {
             return (image, nil)
         } catch {
             guard !systems.isEmpty else { return (nil, error) }
-            var image = CardImage(pmm: pmm, systems: systems)
+            var image = imageOf(systems, pmm: pmm)
             image.extra["partial"] = .object([
                 "error": .string(error.reason),
                 "systemsRead": .int(systems.count),
@@ -64,14 +64,21 @@ extension CardImage {
         if systems.isEmpty {
             systems.append(try await readSystem(first.systemCode ?? .wildcard, first, cardPMm: first.pmm, session))
         }
-        var image = CardImage(pmm: first.pmm, systems: systems)
-        let notes = systems.flatMap { s in (s.extra["notes"]?.arrayValue ?? []).compactMap(\.stringValue) }
-        for i in image.systems.indices { image.systems[i].extra["notes"] = nil }
-        if !notes.isEmpty { image.extra["notes"] = .array(notes.map { .string($0) }) }
+        var image = imageOf(systems, pmm: first.pmm)
         let limit = await session.cardReadLimit(for: first)
         if limit < (first.pmm.ic.maximumBlocksPerRead ?? ReadWithoutEncryptionCommand.frameBlockLimit) {
             image.maxBlocksPerRead = limit
         }
+        return image
+    }
+
+    /// The image of `systems`, with what each system's reading noted gathered at the top
+    /// (`notes`), as complete and partial dumps both give it.
+    private static func imageOf(_ systems: [System], pmm: PMm?) -> CardImage {
+        var image = CardImage(pmm: pmm, systems: systems)
+        let notes = systems.flatMap { s in (s.extra["notes"]?.arrayValue ?? []).compactMap(\.stringValue) }
+        for i in image.systems.indices { image.systems[i].extra["notes"] = nil }
+        if !notes.isEmpty { image.extra["notes"] = .array(notes.map { .string($0) }) }
         return image
     }
 

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaTransportSupport
 import Glibc
 import Synchronization
 
@@ -63,14 +64,6 @@ public final class USBBridgeServer<Emulator: USBBridgedEmulator>: Sendable {
     }
 
     private func send(_ line: String) -> Bool {
-        var bytes = Array((line + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { write(socket, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return false }
-            offset += n
-        }
-        return true
+        SystemCalls.writeAll(Array((line + "\n").utf8)) { write(socket, $0, $1) } == 0
     }
 }

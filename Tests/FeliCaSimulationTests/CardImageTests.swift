@@ -108,3 +108,26 @@ func badImagesNameThePath(_ bad: BadImage) {
     }
     #expect(partials > 0)
 }
+
+/// A partial dump keeps what the card did not answer where a complete one does: at the top.
+@Test func aPartialDumpNotesWhatTheCardDidNotAnswerAtTheTop() async throws {
+    var image = twoSystemImage()
+    image.ignores = [.requestBlockInformation]
+    let full = VirtualCard(image: image)
+    let complete = try await CardImage.read(using: CardSession(transport: VirtualTransport(card: full, name: "virtual:test")))
+    #expect(complete.extra["notes"] != nil)
+    // Pulled while the second system is read: the first is kept, with its note.
+    var found = false
+    for n in 1..<full.exchangeCount {
+        let card = VirtualCard(image: image)
+        card.removeAfter(exchanges: n)
+        var o = CardSession.Options()
+        o.retries = 0
+        let (dumped, _) = await CardImage.readAllowingPartial(using: CardSession(transport: VirtualTransport(card: card, name: "virtual:test"), options: o))
+        guard let dumped else { continue }
+        found = true
+        #expect(dumped.extra["notes"] != nil, "after \(n) exchanges")
+        #expect(dumped.systems.allSatisfy { $0.extra["notes"] == nil }, "after \(n) exchanges")
+    }
+    #expect(found)
+}

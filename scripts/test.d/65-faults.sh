@@ -80,7 +80,7 @@ expect_complete() {
 
 for card in wallet suica; do
   "$felica" history --device "virtual:$card" >"$work/$card.ref" 2>/dev/null ||
-    { echo "60-faults: reference 'felica history --device virtual:$card' failed" >&2; exit 1; }
+    { echo "$stage: reference 'felica history --device virtual:$card' failed" >&2; exit 1; }
 done
 
 removed="card (left|was removed|is no longer)|no card|no FeliCa card"
