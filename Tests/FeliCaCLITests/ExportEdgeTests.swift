@@ -183,6 +183,8 @@ func laterSuica(in dir: URL) throws -> String {
 }
 
 @Test func aPeriodThatEndsBeforeItBeginsIsAUsageError() throws {
-    let r = try run(["log", "export", "--csv", "--from", "2026-12", "--to", "2026-11", "--db", "/nonexistent/h.sqlite3"])
+    let dir = try scratchDirectory("period")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let r = try felica(["log", "export", "--csv", "--from", "2026-12", "--to", "2026-11", "--db", "h.sqlite3"], in: dir)
     #expect(r.status == 64 && r.stderr.contains("--from 2026-12-01 is after --to 2026-11-30"), "\(r.stderr)")
 }
