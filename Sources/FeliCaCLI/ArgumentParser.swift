@@ -234,7 +234,7 @@ struct HelpCommand: CLICommand {
         CommandConfiguration(
             name: "help",
             abstract: "Show subcommand help information.",
-            arguments: [ArgumentSpec("subcommands", help: "The command to explain, e.g. 'trace show'.", optional: true, repeatable: true)])
+            arguments: [ArgumentSpec("subcommands", help: "The command to explain, as typed after the program's name.", optional: true, repeatable: true)])
     }
 }
 

@@ -55,3 +55,19 @@ func usageErrorsAre64(_ args: [String], _ message: String) throws {
         #expect(!r.stderr.contains("Domain") && !r.stderr.contains("operation could not be completed"))
     }
 }
+
+/// felica-sim's help and man page are its own: no example of felica's commands, and its
+/// exit status as it is (an emulator stopped by a signal exits 0; rcs380 passes the
+/// command's status through).
+@Test func felicaSimHelpIsItsOwn() throws {
+    let help = try run(["--help"], executable: "felica-sim")
+    let helpOfHelp = try run(["help", "help"], executable: "felica-sim")
+    let manual = try run(["--generate-manual"], executable: "felica-sim")
+    for text in [help.stdout, helpOfHelp.stdout, manual.stdout.replacingOccurrences(of: "\\-", with: "-")] {
+        #expect(!text.contains("felica --generate-manual") && !text.contains("trace show"), "\(text)")
+    }
+    #expect(manual.stdout.contains("rcs380 and rcs956 exit with the status of the command they run"))
+    #expect(!manual.stdout.contains("69 no reader"))
+    let felicaManual = try run(["--generate-manual"])
+    #expect(felicaManual.stdout.contains("69 no reader or no card"))
+}
