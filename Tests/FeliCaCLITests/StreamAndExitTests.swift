@@ -71,3 +71,19 @@ func usageErrorsAre64(_ args: [String], _ message: String) throws {
     let felicaManual = try run(["--generate-manual"])
     #expect(felicaManual.stdout.contains("69 no reader or no card"))
 }
+
+/// What the card did not answer is in the dump itself, in text as in JSON (`notes`), and
+/// said on stderr either way.
+@Test func aDumpSaysWhatTheCardDidNotAnswerInTextAndJSON() throws {
+    let dump = try run(["dump", "--json", "--device", "virtual:suica"])
+    var card = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
+    card["ignores"] = ["request-block-information"]
+    let path = temporaryPath("ignores-rbi.json")
+    try JSONSerialization.data(withJSONObject: card).write(to: URL(fileURLWithPath: path))
+    let note = "system 0003: the card did not answer Request Block Information"
+    let text = try run(["dump", "--device", "virtual:" + path])
+    #expect(text.stdout.contains("\nINCOMPLETE: " + note), "\(text.stdout.prefix(400))")
+    let json = try run(["dump", "--json", "--device", "virtual:" + path])
+    #expect(json.stdout.contains(note))
+    #expect(text.stderr == json.stderr && text.stderr.contains("note: " + note), "\(text.stderr)")
+}
