@@ -76,7 +76,13 @@ enum TraceFile {
             return
         }
         let tmp = path + ".tmp-\(getpid())"
-        let fd = try create(tmp)
+        let fd: Int32
+        do throws(FeliCaError) {
+            fd = try create(tmp)
+        } catch {
+            // Named as the file asked for, not the temporary one beside it.
+            throw FeliCaError(error.code, error.reason.replacing(tmp, with: path))
+        }
         do {
             try write(fd, bytes, path: path)
             try sync(fd, path: path)
