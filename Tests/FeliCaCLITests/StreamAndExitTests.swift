@@ -24,6 +24,7 @@ func stdoutCarriesNoDiagnostics(_ card: String) throws {
 @Test(arguments: [
     (["balance", "--device", "libnfc:pn532-uart:/dev/ttyUSB0"], "Error: --device 'libnfc:pn532-uart:/dev/ttyUSB0': libnfc has no driver named 'pn532-uart'"),
     (["version"], "Error: unknown command 'version'; did you mean '--version'?"),
+    (["read", "--device", "virtual:suica", "--service", "090f", "--blocks", "0,5-2"], "Error: option '--blocks': the range \"5-2\" runs backwards"),
     (["log", "show", "--from", "2026-11-05", "--to", "2026-11-04", "--db", temporaryPath("never-made.sqlite3")],
      "Error: --from 2026-11-05 is after --to 2026-11-04"),
 ] as [([String], String)])
@@ -70,4 +71,20 @@ func usageErrorsAre64(_ args: [String], _ message: String) throws {
     #expect(!manual.stdout.contains("69 no reader"))
     let felicaManual = try run(["--generate-manual"])
     #expect(felicaManual.stdout.contains("69 no reader or no card"))
+}
+
+/// What the card did not answer is in the dump itself, in text as in JSON (`notes`), and
+/// said on stderr either way.
+@Test func aDumpSaysWhatTheCardDidNotAnswerInTextAndJSON() throws {
+    let dump = try run(["dump", "--json", "--device", "virtual:suica"])
+    var card = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
+    card["ignores"] = ["request-block-information"]
+    let path = temporaryPath("ignores-rbi.json")
+    try JSONSerialization.data(withJSONObject: card).write(to: URL(fileURLWithPath: path))
+    let note = "system 0003: the card did not answer Request Block Information"
+    let text = try run(["dump", "--device", "virtual:" + path])
+    #expect(text.stdout.contains("\nINCOMPLETE: " + note), "\(text.stdout.prefix(400))")
+    let json = try run(["dump", "--json", "--device", "virtual:" + path])
+    #expect(json.stdout.contains(note))
+    #expect(text.stderr == json.stderr && text.stderr.contains("note: " + note), "\(text.stderr)")
 }
