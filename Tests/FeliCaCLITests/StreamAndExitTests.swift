@@ -24,6 +24,7 @@ func stdoutCarriesNoDiagnostics(_ card: String) throws {
 @Test(arguments: [
     (["balance", "--device", "libnfc:pn532-uart:/dev/ttyUSB0"], "Error: --device 'libnfc:pn532-uart:/dev/ttyUSB0': libnfc has no driver named 'pn532-uart'"),
     (["version"], "Error: unknown command 'version'; did you mean '--version'?"),
+    (["read", "--device", "virtual:suica", "--service", "090f", "--blocks", "0,5-2"], "Error: option '--blocks': the range \"5-2\" runs backwards"),
     (["log", "show", "--from", "2026-11-05", "--to", "2026-11-04", "--db", temporaryPath("never-made.sqlite3")],
      "Error: --from 2026-11-05 is after --to 2026-11-04"),
 ] as [([String], String)])
