@@ -27,6 +27,7 @@ struct DumpCommand: CLICommand {
         json = args.flag(CommonOptions.json)
         output = try args.value(Self.outputOption)
         if output?.isEmpty == true { throw UsageError("option '--output' needs a file name") }
+        try card.files.adding { $0.writes(output, as: "--output") }.check()
     }
 
     func run(_ console: Console) async throws -> Int32 {
