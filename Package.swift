@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "FeliCaSimulation", targets: ["FeliCaSimulation"]),
         .library(name: "FeliCaScheduling", targets: ["FeliCaScheduling"]),
         .library(name: "FeliCaLibNFC", targets: ["FeliCaLibNFC"]),
+        .library(name: "FeliCaPN532", targets: ["FeliCaPN532"]),
         .library(name: "FeliCaPCSC", targets: ["FeliCaPCSC"]),
         .library(name: "FeliCaReaderCodecs", targets: ["FeliCaReaderCodecs"]),
         .library(name: "FeliCaTransportSupport", targets: ["FeliCaTransportSupport"]),
@@ -45,6 +46,8 @@ let package = Package(
             name: "CLibNFC", pkgConfig: "libnfc",
             providers: [.apt(["libnfc-dev"])]),
         .target(name: "FeliCaLibNFC", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport", "CLibNFC"], swiftSettings: strict),
+        // A PN532 on a serial line driven directly (HSU), without libnfc's fixed costs.
+        .target(name: "FeliCaPN532", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport"], swiftSettings: strict),
         .systemLibrary(
             name: "CPCSCLite", pkgConfig: "libpcsclite",
             providers: [.apt(["libpcsclite-dev"])]),
@@ -73,7 +76,7 @@ let package = Package(
         .executableTarget(name: "felica-sim", dependencies: ["FeliCaCLI"], swiftSettings: strict),
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaHistory"],
+            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC", "FeliCaPN532", "FeliCaReaderCodecs", "FeliCaHistory"],
             path: "Benchmarks", swiftSettings: strict),
 
         // What the test suites share: running the built executables, the PN532 emulator with
@@ -91,6 +94,7 @@ let package = Package(
         .testTarget(name: "FeliCaTraceTests", dependencies: ["TestSupport", "FeliCa", "FeliCaTrace", "FeliCaSimulation", "FeliCaCards"], swiftSettings: strict),
         .testTarget(name: "FeliCaSchedulingTests", dependencies: ["FeliCa", "FeliCaScheduling", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaLibNFCTests", dependencies: ["TestSupport", "FeliCa", "FeliCaReaderCodecs", "FeliCaLibNFC", "FeliCaSimulation"], swiftSettings: strict),
+        .testTarget(name: "FeliCaPN532Tests", dependencies: ["TestSupport", "FeliCa", "FeliCaReaderCodecs", "FeliCaPN532", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaPCSCTests", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaPCSC", "FeliCaSimulation"], swiftSettings: strict),
         // Faults through the real stacks: removal, late and garbled frames, ambiguous writes.
         .testTarget(
