@@ -1,5 +1,7 @@
 import FeliCa
+import FeliCaDevices
 import FeliCaCLI
+import FeliCaEmulators
 import FeliCaPN532
 import FeliCaSimulation
 
@@ -32,7 +34,7 @@ func libnfcBenchmarks() async {
         }
 
         await measureAsync("  open + close of the libnfc device, \(label)", runs: timing ? 7 : 9) {
-            let t = try! await DeviceResolver.open(DeviceSpec(.libnfc(connstring: server.connectionString)))
+            let t = try! await Device.open(DeviceSpec(.libnfc(connstring: server.connectionString))).transport
             await t.close()
         }
 
@@ -42,7 +44,7 @@ func libnfcBenchmarks() async {
             await t.close()
         }
         await measureAsync("  open + detect + read 1 block of 090F + close, libnfc, \(label)", runs: 7) {
-            try! await openReadClose(try! await DeviceResolver.open(DeviceSpec(.libnfc(connstring: server.connectionString))))
+            try! await openReadClose(try! await Device.open(DeviceSpec(.libnfc(connstring: server.connectionString))).transport)
         }
         await measureAsync("  open + detect + read 1 block of 090F + close, native, \(label)", runs: 7) {
             try! await openReadClose(try! await PN532SerialTransport.open(path: server.path))
@@ -50,7 +52,7 @@ func libnfcBenchmarks() async {
 
         // One host on the line at a time: each transport is opened after the last closed.
         let opens: [(String, () async throws -> any Transport)] = [
-            ("libnfc", { try await DeviceResolver.open(DeviceSpec(.libnfc(connstring: server.connectionString))) }),
+            ("libnfc", { try await Device.open(DeviceSpec(.libnfc(connstring: server.connectionString))).transport }),
             ("native", { try await PN532SerialTransport.open(path: server.path) }),
         ]
         for (via, open) in opens {

@@ -1,5 +1,6 @@
 import FeliCa
 @testable import FeliCaLibNFC
+import FeliCaEmulators
 import FeliCaReaderCodecs
 import FeliCaSimulation
 import Foundation

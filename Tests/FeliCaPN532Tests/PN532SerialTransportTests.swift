@@ -1,7 +1,8 @@
 import FeliCa
 import FeliCaPN532
 import FeliCaReaderCodecs
-@testable import FeliCaSimulation
+@testable import FeliCaEmulators
+import FeliCaSimulation
 import Foundation
 import TestSupport
 import Testing
