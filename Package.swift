@@ -24,7 +24,7 @@ let package = Package(
         .library(name: "FeliCaTransportSupport", targets: ["FeliCaTransportSupport"]),
         .library(name: "FeliCaUSB", targets: ["FeliCaUSB"]),
         .library(name: "FeliCaJSON", targets: ["FeliCaJSON"]),
-        .library(name: "FeliCaHistory", targets: ["FeliCaHistory"]),
+        .library(name: "FeliCaLog", targets: ["FeliCaLog"]),
         .library(name: "FeliCaCLI", targets: ["FeliCaCLI"]),
         .library(name: "FeliCaSimCommands", targets: ["FeliCaSimCommands"]),
         .executable(name: "felica", targets: ["felica"]),
@@ -74,13 +74,13 @@ let package = Package(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
         // History kept across readings: SQLite database, merge by card and sequence, CSV export.
-        .target(name: "FeliCaHistory", dependencies: ["FeliCa", "FeliCaCards", "FeliCaTransportSupport", "CSQLite"], swiftSettings: strict),
+        .target(name: "FeliCaLog", dependencies: ["FeliCa", "FeliCaCards", "FeliCaTransportSupport", "CSQLite"], swiftSettings: strict),
         .target(
             name: "FeliCaCLI",
             dependencies: [
                 "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaTrace", "FeliCaSimulation", "FeliCaDevices",
                 "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaTransportSupport", "FeliCaUSB",
-                "FeliCaHistory",
+                "FeliCaLog",
             ],
             swiftSettings: strict),
         // `felica-sim`'s commands: the emulators served to the real stacks, over the CLI's parser.
@@ -98,7 +98,7 @@ let package = Package(
             path: "Examples/LibraryExample", swiftSettings: strict),
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaDevices", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC", "FeliCaPN532", "FeliCaReaderCodecs", "FeliCaHistory"],
+            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaDevices", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC", "FeliCaPN532", "FeliCaReaderCodecs", "FeliCaLog"],
             path: "Benchmarks", swiftSettings: strict),
 
         // What the test suites share: running the built executables, the PN532 emulator with
@@ -111,7 +111,7 @@ let package = Package(
         .testTarget(name: "FeliCaTransportSupportTests", dependencies: ["FeliCaTransportSupport"], swiftSettings: strict),
         .testTarget(name: "FeliCaJSONTests", dependencies: ["FeliCaJSON"], swiftSettings: strict),
         .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaReaderCodecs", "FeliCaCards", "FeliCaJSON"], swiftSettings: strict),
-        .testTarget(name: "FeliCaHistoryTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaHistory", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
+        .testTarget(name: "FeliCaLogTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaLog", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         .testTarget(name: "FeliCaCardsTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         .testTarget(name: "FeliCaTraceTests", dependencies: ["TestSupport", "FeliCa", "FeliCaTrace", "FeliCaSimulation", "FeliCaEmulators", "FeliCaCards"], swiftSettings: strict),
         .testTarget(name: "FeliCaSchedulingTests", dependencies: ["FeliCa", "FeliCaScheduling", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),

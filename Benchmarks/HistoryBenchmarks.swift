@@ -1,7 +1,7 @@
 import FeliCa
 import FeliCaCards
 import FeliCaCLI
-import FeliCaHistory
+import FeliCaLog
 import FeliCaEmulators
 import FeliCaSimulation
 

@@ -1,6 +1,6 @@
 import FeliCa
 import FeliCaCLI
-import FeliCaHistory
+import FeliCaLog
 import FeliCaEmulators
 import FeliCaSimulation
 

@@ -2,7 +2,7 @@
 /// the start of its reply, which is what the PMm bounds.
 ///
 /// A card's PMm gives, for each kind of command, the longest it may take
-/// (``FeliCa/PMm/maximumResponseTime(for:units:)``). A real card answers within that bound,
+/// (`PMm.maximumResponseTime(for:units:)` in `FeliCa`). A real card answers within that bound,
 /// usually well inside it; a host may wait exactly the bound (nfcpy does) and must still be
 /// answered. No published measurement of how far inside the bound cards answer was found,
 /// so ``typical`` rests on a stated assumption: half the bound. ``worstCase`` answers at the

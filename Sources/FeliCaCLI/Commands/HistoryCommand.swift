@@ -1,6 +1,6 @@
 import FeliCa
 import FeliCaCards
-import FeliCaHistory
+import FeliCaLog
 
 /// `felica history`: every purse with its transactions, newest first.
 struct HistoryCommand: CLICommand {

@@ -1,6 +1,6 @@
 import FeliCa
 import FeliCaCards
-import FeliCaHistory
+import FeliCaLog
 import FeliCaJSON
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 import FeliCaCards
-import FeliCaHistory
+import FeliCaLog
 
 /// What `watch --save` does with each card read: saves it, and when another process holds
 /// the database past the busy timeout, says so and keeps the reading in memory instead of

@@ -1,6 +1,6 @@
 import FeliCa
 import FeliCaCards
-@testable import FeliCaHistory
+@testable import FeliCaLog
 import Foundation
 import Testing
 
