@@ -30,6 +30,14 @@ enum CardContext {
         return (CardSession(transport: transport, options: sessionOptions), (device as? VirtualTransport)?.card)
     }
 
+    /// When the card behind `options` was read, for a card image that says (an imported
+    /// Metrodroid dump): the reading's date for what depends on it. Nil for live cards.
+    static func scannedAt(_ options: CardOptions) -> String? {
+        let spec = options.device ?? ((try? DeviceResolver.fromEnvironment()) ?? nil)
+        guard case .virtual(.image(let path), _)? = spec?.kind else { return nil }
+        return (try? CardImage.load(path: path))?.scannedAt
+    }
+
     /// Runs `body` with a session and closes the device afterwards, whatever happens.
     static func with<T: Sendable>(_ options: CardOptions, console: Console, _ body: (CardSession) async throws -> T) async throws -> T {
         let session = try await session(options, console: console)
