@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "FeliCaCards", dependencies: ["FeliCa"], swiftSettings: strict),
         .target(name: "FeliCaTrace", dependencies: ["FeliCa", "FeliCaJSON"], swiftSettings: strict),
         .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaJSON", "FeliCaCards", "FeliCaTransportSupport"], swiftSettings: strict),
-        .target(name: "FeliCaScheduling", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaJSON"], swiftSettings: strict),
+        .target(name: "FeliCaScheduling", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaJSON", "FeliCaTransportSupport"], swiftSettings: strict),
         .systemLibrary(
             name: "CLibNFC", pkgConfig: "libnfc",
             providers: [.apt(["libnfc-dev"])]),

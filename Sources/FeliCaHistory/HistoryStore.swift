@@ -154,6 +154,10 @@ public final class HistoryStore {
         public var beforeSequence: Int
         /// How many records are missing in between.
         public var missing: Int
+        /// The day of the record at ``afterSequence``, when it is kept (filled when gaps are read back).
+        public var afterDate: String? = nil
+        /// The day of the record at ``beforeSequence``, when it is kept.
+        public var beforeDate: String? = nil
 
         public var description: String {
             "\(purse): \(missing) record\(missing == 1 ? "" : "s") between sequence \(afterSequence) and \(beforeSequence) rolled off the card before this reading and are not in the history"
@@ -296,6 +300,8 @@ public final class HistoryStore {
     public struct Query: Sendable {
         /// IDm hex (any case); nil for every card.
         public var card: String?
+        /// The purse (`transit-ic`, `edy`, `nanaco`, `waon`); nil for every purse.
+        public var purse: String?
         /// First day, `YYYY-MM-DD`, inclusive.
         public var from: String?
         /// Last day, `YYYY-MM-DD`, inclusive.
@@ -304,21 +310,24 @@ public final class HistoryStore {
         public var newestFirst: Bool
 
         /// Every record, oldest first, unless narrowed.
-        public init(card: String? = nil, from: String? = nil, to: String? = nil, newestFirst: Bool = false) {
-            self.card = card; self.from = from; self.to = to; self.newestFirst = newestFirst
+        public init(card: String? = nil, purse: String? = nil, from: String? = nil, to: String? = nil, newestFirst: Bool = false) {
+            self.card = card; self.purse = purse; self.from = from; self.to = to; self.newestFirst = newestFirst
         }
     }
 
-    /// Calls `body` with each kept record the query selects, in date order, one at a time
-    /// (a large export never sits in memory whole).
+    /// Calls `body` with each kept record the query selects, one at a time (a large export
+    /// never sits in memory whole): by day, and within a day by card and purse in the card's
+    /// own order (its sequence numbers, unwrapped; the time for a purse that numbers none),
+    /// since a transit record keeps no time of day. Newest first is exactly the reverse.
     public func forEach(_ query: Query, _ body: (KeptRecord) throws -> Void) throws {
         let order = query.newestFirst ? "DESC" : "ASC"
         let s = try db.prepare("""
             SELECT card, purse, sequence, date, time, type, detail, origin, destination, amount, balance FROM records
-            WHERE (?1 IS NULL OR card = ?1) AND (?2 IS NULL OR date >= ?2) AND (?3 IS NULL OR date <= ?3)
-            ORDER BY date \(order), coalesce(time, '') \(order), card, purse, ordinal \(order)
+            WHERE (?1 IS NULL OR card = ?1) AND (?2 IS NULL OR date >= ?2) AND (?3 IS NULL OR date <= ?3) AND (?4 IS NULL OR purse = ?4)
+            ORDER BY date \(order), card \(order), purse \(order), ordinal \(order), coalesce(time, '') \(order)
             """)
-        try s.bind([query.card.map { .text($0.lowercased()) }, query.from.map { .text($0) }, query.to.map { .text($0) }])
+        try s.bind([query.card.map { .text($0.lowercased()) }, query.from.map { .text($0) }, query.to.map { .text($0) },
+                    query.purse.map { .text($0) }])
         while try s.step() {
             try body(KeptRecord(card: s.text(0) ?? "", purse: s.text(1) ?? "", sequence: s.int(2), date: s.text(3) ?? "",
                                 time: s.text(4), type: s.text(5) ?? "", detail: s.text(6) ?? "", from: s.text(7), to: s.text(8),
@@ -335,14 +344,33 @@ public final class HistoryStore {
 
     /// Gaps recorded for the query's card (every card when nil), oldest first.
     public func gaps(card: String? = nil) throws(HistoryError) -> [Gap] {
+        try gaps(Query(card: card)).map {
+            var g = $0
+            g.afterDate = nil
+            g.beforeDate = nil
+            return g
+        }
+    }
+
+    /// Gaps of the query's cards and purses whose missing records may fall in its period
+    /// (the days of the kept records on either side overlap it), oldest first, with those days.
+    public func gaps(_ query: Query) throws(HistoryError) -> [Gap] {
         let s = try db.prepare("""
-            SELECT card, purse, after_sequence, before_sequence, missing FROM gaps WHERE ?1 IS NULL OR card = ?1 ORDER BY id
+            SELECT g.card, g.purse, g.after_sequence, g.before_sequence, g.missing,
+                (SELECT date FROM records r WHERE r.card = g.card AND r.purse = g.purse AND r.sequence = g.after_sequence
+                    AND r.reading <> g.reading ORDER BY r.ordinal DESC LIMIT 1),
+                (SELECT date FROM records r WHERE r.card = g.card AND r.purse = g.purse AND r.sequence = g.before_sequence
+                    AND r.reading = g.reading ORDER BY r.ordinal LIMIT 1)
+            FROM gaps g WHERE (?1 IS NULL OR g.card = ?1) AND (?2 IS NULL OR g.purse = ?2) ORDER BY g.id
             """)
-        try s.bind([card.map { .text($0.lowercased()) }])
+        try s.bind([query.card.map { .text($0.lowercased()) }, query.purse.map { .text($0) }])
         var out: [Gap] = []
         while try s.step() {
-            out.append(Gap(card: s.text(0) ?? "", purse: s.text(1) ?? "", afterSequence: s.int(2) ?? 0,
-                           beforeSequence: s.int(3) ?? 0, missing: s.int(4) ?? 0))
+            let g = Gap(card: s.text(0) ?? "", purse: s.text(1) ?? "", afterSequence: s.int(2) ?? 0,
+                        beforeSequence: s.int(3) ?? 0, missing: s.int(4) ?? 0, afterDate: s.text(5), beforeDate: s.text(6))
+            if let to = query.to, let after = g.afterDate, after > to { continue }
+            if let from = query.from, let before = g.beforeDate, before < from { continue }
+            out.append(g)
         }
         return out
     }

@@ -70,14 +70,14 @@ assert got == want, (got[:3], want[:3])
 assert any("," in r["detail"] for r in records), "a field holding a comma came back whole"
 assert any(r["from"] == "新宿" and r["to"] == "渋谷" for r in records), "station names survive the round trip"
 if "--summary" in variant:
-    months = {}
+    months = {}  # a total per month, card and purse
     for k in kept:
-        m = months.setdefault(k["date"][:7], [0, 0, 0])
+        m = months.setdefault((k["date"][:7], k["card"], k["purse"]), [0, 0, 0])
         a = k["amount"] or 0
         if k["type"] == "transit": m[0] -= a
         if k["type"] == "charge": m[1] += a
         if k["type"] == "purchase": m[2] -= a
-    assert {t["date"]: [int(t["fares"]), int(t["charges"]), int(t["purchases"])] for t in totals} == months, totals
+    assert {(t["date"], t["card"], t["purse"]): [int(t["fares"]), int(t["charges"]), int(t["purchases"])] for t in totals} == months, totals
 else:
     assert not totals
 EOF

@@ -39,6 +39,7 @@ struct DumpCommand: CLICommand {
         format = try args.value(Self.formatOption)
         if json && format != nil && format != .felica { throw UsageError("--json and --format \(format!.rawValue) contradict each other: choose one") }
         if output?.isEmpty == true { throw UsageError("option '--output' needs a file name") }
+        try card.files.adding { $0.writes(output, as: "--output") }.check()
     }
 
     func run(_ console: Console) async throws -> Int32 {
@@ -75,6 +76,10 @@ struct DumpCommand: CLICommand {
         out += "Card  PMm \(pmm)  IC \(pmm.ic)\n"
         if let partial = image.extra["partial"], let reason = partial["error"]?.stringValue {
             out += "PARTIAL DUMP: \(reason)\n"
+        }
+        // What the card did not answer, as the image's `notes` carry it in JSON.
+        for n in image.extra["notes"]?.arrayValue ?? [] {
+            if let text = n.stringValue { out += "INCOMPLETE: \(text)\n" }
         }
         for (i, system) in image.systems.enumerated() {
             out += "System \(system.code)" + (system.code.knownName.map { " (\($0))" } ?? "") + "  IDm \(image.idm(ofSystem: i))"

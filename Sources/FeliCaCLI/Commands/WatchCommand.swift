@@ -61,6 +61,7 @@ struct WatchCommand: CLICommand {
         save = args.flag(Self.saveFlag)
         db = try args.value(HistoryOptions.db)
         if db != nil && !save { throw UsageError("option '--db' needs --save") }
+        try card.files.adding { $0.writes(db, as: "--db") }.check()
     }
 
     /// How often to poll for a card, and for its leaving.
