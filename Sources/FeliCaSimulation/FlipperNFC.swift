@@ -119,7 +119,7 @@ enum FlipperNFC {
 
     /// Pulls the 4 hex digits after `label` out of a `| label XXXX |` field.
     static func field(_ value: Substring, _ label: String, digits: Int, _ l: Line) throws(FeliCaError) -> Int {
-        guard let r = value.range(of: label) else { throw fail(l.number, "\(l.key): no \"\(label)\" in \"\(value)\"") }
+        guard let r = value.firstRange(of: label) else { throw fail(l.number, "\(l.key): no \"\(label)\" in \"\(value)\"") }
         let text = String(value[r.upperBound...].drop { $0 == " " }.prefix { $0.isHexDigit })
         guard text.count == digits, let v = Int(text, radix: 16) else {
             throw fail(l.number, "\(l.key): \"\(label)\" needs \(digits) hex digits, found \"\(text)\"")
@@ -156,7 +156,7 @@ enum FlipperNFC {
                 if key.hasPrefix("Area ") {
                     let code = AreaCode(UInt16(try field(l.value, "Code", digits: 4, l)))
                     guard code.isArea else { throw fail(l.number, "\(key): \(code) is not an area code") }
-                    let range = l.value.range(of: "#")
+                    let range = l.value.firstRange(of: "#")
                     guard let range else { throw fail(l.number, "\(key): no service range (#AAA-#BBB)") }
                     let parts = l.value[range.upperBound...].split(separator: "-", maxSplits: 1)
                     guard parts.count == 2, let a = Int(parts[0].prefix { $0.isHexDigit }, radix: 16),
@@ -172,7 +172,7 @@ enum FlipperNFC {
                 } else if key.hasPrefix("Block ") && l.value.hasPrefix("|") {
                     let service = ServiceCode(UInt16(try field(l.value, "Service code", digits: 4, l)))
                     let index = try field(l.value, "Block index", digits: 2, l)
-                    guard let d = l.value.range(of: "Data:") else { throw fail(l.number, "\(key): no \"Data:\"") }
+                    guard let d = l.value.firstRange(of: "Data:") else { throw fail(l.number, "\(key): no \"Data:\"") }
                     let hex = l.value[d.upperBound...].prefix { $0 != "|" }
                     let data = try importHex(hex, count: 16, "line \(l.number): \(key) data")
                     current.blocks.append((service, index, data, l.number))
