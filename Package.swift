@@ -106,7 +106,8 @@ let package = Package(
         .target(
             name: "TestSupport", dependencies: ["FeliCa", "FeliCaLibNFC", "FeliCaSimulation", "FeliCaEmulators"],
             path: "Tests/TestSupport", swiftSettings: strict),
-        .testTarget(name: "FeliCaTests", dependencies: ["FeliCa"], swiftSettings: strict),
+        // The codec, and the session through the virtual card.
+        .testTarget(name: "FeliCaTests", dependencies: ["FeliCa", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaReaderCodecsTests", dependencies: ["FeliCa", "FeliCaReaderCodecs"], swiftSettings: strict),
         .testTarget(name: "FeliCaTransportSupportTests", dependencies: ["FeliCaTransportSupport"], swiftSettings: strict),
         .testTarget(name: "FeliCaJSONTests", dependencies: ["FeliCaJSON"], swiftSettings: strict),

@@ -81,7 +81,9 @@ public struct FeliCaError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { reason }
 
-    /// Whether the failure means "no reader or no card" (exit code 69 in the CLI).
+    /// Whether the failure means no reader or no card: there was nothing to talk to
+    /// (``Code/noReader``, ``Code/noCard``, ``Code/noService``), as opposed to a
+    /// conversation that went wrong.
     public var isUnavailable: Bool {
         code == .noReader || code == .noCard || code == .noService
     }
