@@ -103,7 +103,7 @@ let package = Package(
             dependencies: ["TestSupport", "FeliCa", "FeliCaSimulation", "FeliCaCards", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPCSC"],
             exclude: ["Traces"], swiftSettings: strict),
         .testTarget(
-            name: "FeliCaCLITests", dependencies: ["TestSupport", "FeliCaCLI", "FeliCa", "FeliCaSimulation"],
+            name: "FeliCaCLITests", dependencies: ["TestSupport", "FeliCaCLI", "FeliCa", "FeliCaSimulation", "FeliCaUSB"],
             exclude: ["Golden", "Fixtures"], swiftSettings: strict),
     ]
 )
