@@ -10,7 +10,7 @@ purpose="${1:-test}"
 build=(
   pkg-config
   libnfc-dev libpcsclite-dev libusb-1.0-0-dev libsqlite3-dev
-  dpkg-dev                # dpkg-shlibdeps and dpkg-deb, for scripts/package.sh
+  dpkg-dev binutils       # dpkg-shlibdeps, dpkg-deb and strip, for scripts/package.sh
 )
 
 # The test stages and benchmarks, on top: the real stacks and the stand-ins' plumbing.

@@ -22,6 +22,7 @@ if [[ "${1:-}" == inside ]]; then
     fi
   done
   mount -t tmpfs tmpfs "$toolchain"   # the toolchain, hidden
+  mount -t tmpfs tmpfs .build/static   # and the release build, whose resource bundle the binaries know
   if command -v swift >/dev/null || "$bin/felica" --version >/dev/null 2>&1; then
     fail "the toolchain is still reachable: the dynamically linked build in $bin still runs"
   else
@@ -55,7 +56,7 @@ if [[ "${1:-}" == inside ]]; then
   else
     fail "felica balance --device virtual:suica:"; diff "$work/expected.balance" "$work/balance.out" | head >&2
   fi
-  # The bridge comes from /usr/share/felica-sim: no FELICA_USB_BRIDGE, no build tree.
+  # The bridge comes from /usr/share/felica-sim: no FELICA_USB_BRIDGE, the build tree hidden.
   if (cd / && env -u FELICA_USB_BRIDGE timeout 120 /usr/bin/felica-sim rcs380 --card suica -- /usr/bin/felica balance --device usb) >"$work/usb.out" 2>"$work/usb.err" \
     && cmp -s "$work/usb.out" "$work/expected.balance"; then
     pass "felica-sim rcs380 --card suica -- /usr/bin/felica balance --device usb reads the balance"
@@ -144,11 +145,17 @@ swift_bin="$(command -v swift)"
 [[ -n "$swift_bin" ]] && dirname "$(dirname "$(dirname "$(readlink -f "$swift_bin")")")" >"$work/toolchain"
 "$felica" balance --device virtual:suica >"$work/expected.balance" 2>&1
 mkdir -p "$work/ovl"
-if ! unshare -m --propagation private true 2>/dev/null; then
+# As root a mount namespace is enough; otherwise a user namespace maps this user to root in it.
+flags=()
+for f in "-m" "-r -m"; do
+  # shellcheck disable=SC2086
+  if unshare $f --propagation private true 2>/dev/null; then read -ra flags <<<"$f"; break; fi
+done
+if ((${#flags[@]} == 0)); then
   fail "'unshare -m' is not permitted here: the packages cannot be installed in a private namespace"
   stage_end
 fi
-FELICA_BIN="$bin" unshare -m --propagation private bash "$0" inside "$work" "$(realpath "$deb")" "$(realpath "$simdeb")"
+FELICA_BIN="$bin" unshare "${flags[@]}" --propagation private bash "$0" inside "$work" "$(realpath "$deb")" "$(realpath "$simdeb")"
 rc=$?
 checks=$((checks + 1))
 ((rc == 0)) || failures=$((failures + 1))
