@@ -38,9 +38,9 @@ let package = Package(
         // reader selector, whole-buffer reads and writes.
         .target(name: "FeliCaTransportSupport", swiftSettings: strict),
         .target(name: "FeliCaCards", dependencies: ["FeliCa"], swiftSettings: strict),
-        .target(name: "FeliCaTrace", dependencies: ["FeliCa", "FeliCaJSON"], swiftSettings: strict),
+        .target(name: "FeliCaTrace", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaTransportSupport"], swiftSettings: strict),
         .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaJSON", "FeliCaCards", "FeliCaTransportSupport"], swiftSettings: strict),
-        .target(name: "FeliCaScheduling", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaJSON"], swiftSettings: strict),
+        .target(name: "FeliCaScheduling", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaJSON", "FeliCaTransportSupport"], swiftSettings: strict),
         .systemLibrary(
             name: "CLibNFC", pkgConfig: "libnfc",
             providers: [.apt(["libnfc-dev"])]),
@@ -58,7 +58,7 @@ let package = Package(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
         // History kept across readings: SQLite database, merge by card and sequence, CSV export.
-        .target(name: "FeliCaHistory", dependencies: ["FeliCa", "FeliCaCards", "CSQLite"], swiftSettings: strict),
+        .target(name: "FeliCaHistory", dependencies: ["FeliCa", "FeliCaCards", "FeliCaTransportSupport", "CSQLite"], swiftSettings: strict),
         .target(
             name: "FeliCaCLI",
             dependencies: [

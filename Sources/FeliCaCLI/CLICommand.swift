@@ -77,11 +77,16 @@ struct CardOptions: Sendable {
     /// Whether opening a reader fails when no card is placed within the wait; `watch`
     /// opens a PC/SC reader without one and waits for each card as it polls.
     var requiresCard = true
+    /// The device's file and the trace, checked: the trace never overwrites what the
+    /// device reads. A command with files of its own adds them and checks again.
+    var files = FileRoles()
 
     init(_ args: ParsedArguments) throws(UsageError) {
         device = try args.value(CommonOptions.device)
         dialect = try args.value(CommonOptions.dialect)
         trace = try args.value(CommonOptions.trace)
         wait = try args.value(CommonOptions.wait)
+        files.add(device: device, trace: trace)
+        try files.check()
     }
 }

@@ -2,19 +2,41 @@
 /// fields quoted when they hold a comma, a quote or a line break.
 ///
 /// Columns: date, time, type, from, to, amount, balance, sequence, card, purse, detail.
-/// With ``summary``, each month's rows are followed by a `month total` row and three more
-/// columns, `fares`, `charges`, `purchases`: yen spent on rides, yen charged, yen spent in
-/// shops that month (positive numbers). ``excel`` starts with a UTF-8 byte-order mark
-/// and ends lines with CRLF, which Excel on Windows needs to read Japanese names; plain
-/// output ends lines with LF.
+/// With ``summary``, each month's rows are followed by a `month total` row per card and
+/// purse, and three more columns, `fares`, `charges`, `purchases`: yen spent on rides, yen
+/// charged, yen spent in shops that month (positive numbers). ``excel`` starts with a UTF-8
+/// byte-order mark and ends lines with CRLF, which Excel on Windows needs to read Japanese
+/// names; plain output ends lines with LF.
+///
+/// What the file lacks is in the file: records that rolled off the card before it was read
+/// are a `gap` row where they were, a record that did not decode a `not decoded` row, a
+/// purse that could not be read an `unreadable` row, each with the card and purse; the month
+/// totals they touch say `incomplete: ...` in their detail. ``incomplete`` lists the same for
+/// the exit status and stderr.
 public struct ExpenseCSV {
     /// Byte-order mark and CRLF line endings.
     public var excel: Bool
-    /// A `month total` row after each month, with the three summary columns.
+    /// A `month total` row per card and purse after each month, with the three summary columns.
     public var summary: Bool
     private let write: (String) throws -> Void
     private var month: String?
-    private var totals = (fares: 0, charges: 0, purchases: 0)
+    /// The month's totals per card and purse, in the order they first appear.
+    private var totals: [PurseKey: Totals] = [:]
+    private var order: [PurseKey] = []
+    /// What is missing from every month of a purse (a record with no date that did not decode).
+    private var missingEverywhere: [PurseKey: [String]] = [:]
+    /// Everything missing from the output, in words: empty when the export is complete.
+    public private(set) var incomplete: [String] = []
+
+    private struct PurseKey: Hashable {
+        var card: String
+        var purse: String
+    }
+
+    private struct Totals {
+        var fares = 0, charges = 0, purchases = 0
+        var missing: [String] = []
+    }
 
     /// The header of every export.
     public static let columns = ["date", "time", "type", "from", "to", "amount", "balance", "sequence", "card", "purse", "detail"]
@@ -31,34 +53,78 @@ public struct ExpenseCSV {
 
     /// One record; records come oldest first for the month totals to be right.
     public mutating func add(_ r: KeptRecord) throws {
-        let recordMonth = String(r.date.prefix(7))
-        if summary, let month, month != recordMonth { try flushMonth() }
-        month = recordMonth
+        let key = try enter(month: String(r.date.prefix(7)), card: r.card, purse: r.purse)
         if let amount = r.amount {
             switch r.type {
-            case "transit": totals.fares -= amount
-            case "charge": totals.charges += amount
-            case "purchase": totals.purchases -= amount
+            case "transit": totals[key]!.fares -= amount
+            case "charge": totals[key]!.charges += amount
+            case "purchase": totals[key]!.purchases -= amount
             default: break
             }
         }
-        var fields = [r.date, r.time ?? "", r.type, r.from ?? "", r.to ?? "", r.amount.map(String.init) ?? "", String(r.balance),
-                      r.sequence.map(String.init) ?? "", r.card, r.purse, r.detail]
-        if summary { fields += ["", "", ""] }
-        try write(line(fields))
+        try row([r.date, r.time ?? "", r.type, r.from ?? "", r.to ?? "", r.amount.map(String.init) ?? "", String(r.balance),
+                 r.sequence.map(String.init) ?? "", r.card, r.purse, r.detail])
     }
 
-    /// Ends the output (the last month's total, with ``summary``).
+    /// A `gap` row dated `date` (in order among the records): records of the gap's purse that
+    /// rolled off the card before it was read, between `afterDate` and `beforeDate`.
+    public mutating func addGap(_ gap: HistoryStore.Gap, date: String) throws {
+        let key = try enter(month: String(date.prefix(7)), card: gap.card, purse: gap.purse)
+        let what = gap.missing == 1 ? "1 record" : "\(gap.missing) records"
+        let span = [gap.afterDate, gap.beforeDate].compactMap { $0 }
+        let note = "\(what) missing between sequence \(gap.afterSequence) and \(gap.beforeSequence)"
+            + (span.count == 2 ? " (\(span[0]) to \(span[1]))" : "")
+        totals[key]!.missing.append(note)
+        incomplete.append("card \(gap.card) \(gap.purse): \(note)")
+        try row([date, "", "gap", "", "", "", "", "", gap.card, gap.purse, "incomplete: \(note): they rolled off the card before it was read"])
+    }
+
+    /// A row for what could not be had at all, before any record: `type` is `not decoded`
+    /// (a record the card returned that did not decode) or `unreadable` (a purse whose
+    /// history could not be read); every month total of the purse says so.
+    public mutating func addMissing(type: String, card: String, purse: String, detail: String) throws {
+        let key = PurseKey(card: card, purse: purse)
+        missingEverywhere[key, default: []].append("\(type): \(detail)")
+        incomplete.append("card \(card) \(purse): \(type): \(detail)")
+        try row(["", "", type, "", "", "", "", "", card, purse, "incomplete: \(detail)"])
+    }
+
+    /// Ends the output (the last month's totals, with ``summary``).
     public mutating func finish() throws {
         if summary, month != nil { try flushMonth() }
     }
 
+    /// Starts `month` (writing the totals of the one before) and the purse's totals in it.
+    private mutating func enter(month recordMonth: String, card: String, purse: String) throws -> PurseKey {
+        if summary, let month, month != recordMonth { try flushMonth() }
+        month = recordMonth
+        let key = PurseKey(card: card, purse: purse)
+        if totals[key] == nil {
+            totals[key] = Totals()
+            order.append(key)
+        }
+        return key
+    }
+
+    private func row(_ fields: [String]) throws {
+        try write(line(fields + (summary ? ["", "", ""] : [])))
+    }
+
     private mutating func flushMonth() throws {
-        var fields = Array(repeating: "", count: Self.columns.count)
-        fields[0] = month ?? ""
-        fields[2] = "month total"
-        try write(line(fields + [String(totals.fares), String(totals.charges), String(totals.purchases)]))
-        totals = (0, 0, 0)
+        // Card by card, each card's purses by name: the same order in every month.
+        for key in order.sorted(by: { ($0.card, $0.purse) < ($1.card, $1.purse) }) {
+            let t = totals[key]!
+            let missing = (missingEverywhere[key] ?? []) + t.missing
+            var fields = Array(repeating: "", count: Self.columns.count)
+            fields[0] = month ?? ""
+            fields[2] = "month total"
+            fields[8] = key.card
+            fields[9] = key.purse
+            if !missing.isEmpty { fields[10] = "incomplete: " + missing.joined(separator: "; ") }
+            try write(line(fields + [String(t.fares), String(t.charges), String(t.purchases)]))
+        }
+        totals = [:]
+        order = []
     }
 
     private func line(_ fields: [String]) -> String {

@@ -267,6 +267,6 @@ func defaultPathFollowsXDG(_ env: [String: String], _ expected: String?) {
     let lines = out.dropFirst().components(separatedBy: "\r\n")
     #expect(lines.last == "")
     #expect(!out.replacingOccurrences(of: "\r\n", with: "").contains("\n"))
-    #expect(lines.contains("2026-10,,month total,,,,,,,,,200,0,0"))
-    #expect(lines.contains("2026-11,,month total,,,,,,,,,300,1000,150"))
+    #expect(lines.contains("2026-10,,month total,,,,,,c,transit-ic,,200,0,0"))
+    #expect(lines.contains("2026-11,,month total,,,,,,c,transit-ic,,300,1000,150"))
 }

@@ -104,6 +104,11 @@ struct BenchOrderCommand: CLICommand {
         system = try args.value(Self.systemOption)
         json = args.flag(CommonOptions.json)
         plot = try args.value(Self.plotOption)
+        var files = FileRoles()
+        files.add(device: device, trace: trace)
+        if let card, !SampleCards.names.contains(card) { files.reads(card, as: "the card image of --card") }
+        files.writes(plot, as: "--plot")
+        try files.check()
     }
 
     func run(_ console: Console) async throws -> Int32 {

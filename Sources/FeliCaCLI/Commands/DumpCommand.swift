@@ -27,6 +27,7 @@ struct DumpCommand: CLICommand {
         json = args.flag(CommonOptions.json)
         output = try args.value(Self.outputOption)
         if output?.isEmpty == true { throw UsageError("option '--output' needs a file name") }
+        try card.files.adding { $0.writes(output, as: "--output") }.check()
     }
 
     func run(_ console: Console) async throws -> Int32 {
@@ -63,6 +64,10 @@ struct DumpCommand: CLICommand {
         out += "Card  PMm \(pmm)  IC \(pmm.ic)\n"
         if let partial = image.extra["partial"], let reason = partial["error"]?.stringValue {
             out += "PARTIAL DUMP: \(reason)\n"
+        }
+        // What the card did not answer, as the image's `notes` carry it in JSON.
+        for n in image.extra["notes"]?.arrayValue ?? [] {
+            if let text = n.stringValue { out += "INCOMPLETE: \(text)\n" }
         }
         for (i, system) in image.systems.enumerated() {
             out += "System \(system.code)" + (system.code.knownName.map { " (\($0))" } ?? "") + "  IDm \(image.idm(ofSystem: i))"

@@ -10,7 +10,7 @@ struct HistoryCommand: CLICommand {
             abstract: "Show the transaction history of every purse on the card, newest first.",
             discussion: "Transit records name their stations from the bundled station table (codes as area/line/station where it has none); --stations adds or overrides names from a CSV of area,line,station,name lines.",
             options: CommonOptions.card + [CommonOptions.stations.spec, PurseOutput.allSystems, CommonOptions.json,
-                                           HistoryOptions.csv, HistoryOptions.excel, HistoryOptions.summary])
+                                           HistoryOptions.csv, HistoryOptions.excel, HistoryOptions.summary, HistoryOptions.allowIncomplete])
     }
 
     let card: CardOptions
@@ -20,6 +20,7 @@ struct HistoryCommand: CLICommand {
     let csv: Bool
     let excel: Bool
     let summary: Bool
+    let allowIncomplete: Bool
 
     init(_ args: ParsedArguments) throws(UsageError) {
         card = try CardOptions(args)
@@ -29,8 +30,10 @@ struct HistoryCommand: CLICommand {
         csv = args.flag(HistoryOptions.csv)
         excel = args.flag(HistoryOptions.excel)
         summary = args.flag(HistoryOptions.summary)
+        allowIncomplete = args.flag(HistoryOptions.allowIncomplete)
         if json && csv { throw UsageError("--json and --csv exclude each other") }
         try HistoryOptions.checkCSVFlags(args, csv: csv)
+        try card.files.adding { $0.reads(stations, as: "the station table (--stations)") }.check()
     }
 
     func run(_ console: Console) async throws -> Int32 {
@@ -38,11 +41,8 @@ struct HistoryCommand: CLICommand {
         let report = try await CardContext.with(card, console: console) { session in try await reader.read(session) }
         PurseOutput.diagnostics(report, console)
         if csv {
-            // Oldest first, as a claim lists trips; each purse's records keep the card's order.
-            let records = report.purses.flatMap { p in p.transactions.reversed().map { KeptRecord($0, card: report.idm, purse: p.profile) } }
-            let ordered = records.enumerated().sorted { ($0.element.date, $0.element.time ?? "", $0.offset) < ($1.element.date, $1.element.time ?? "", $1.offset) }
-            try HistoryOptions.writeCSV(excel: excel, summary: summary, console: console) { out in
-                for r in ordered { try out.add(r.element) }
+            return try HistoryOptions.writeCSV(excel: excel, summary: summary, allowIncomplete: allowIncomplete, console: console) { out in
+                try Self.csvRows(report, into: &out)
             }
         } else if json {
             JSONOut.print(PurseOutput.json(report, history: true), console)
@@ -50,5 +50,34 @@ struct HistoryCommand: CLICommand {
             PurseOutput.histories(report, console)
         }
         return ExitCode.ok
+    }
+
+    /// The report as export rows: first what could not be had (purses whose history could
+    /// not be read, records that did not decode), then the records oldest first, as a
+    /// claim lists trips: by day, and within a day purse by purse in the card's own order
+    /// (a transit record keeps no time of day, so time cannot order a day).
+    static func csvRows(_ report: CardReport, into out: inout ExpenseCSV) throws {
+        var records: [(date: String, purse: Int, position: Int, record: KeptRecord)] = []
+        for (k, p) in report.purses.enumerated() {
+            let why = p.issues.filter { $0.content == "history" }.map(\.description)
+            if p.history == nil || !why.isEmpty {
+                try out.addMissing(type: "unreadable", card: report.idm.hex, purse: p.profile.rawValue,
+                                   detail: why.isEmpty ? "the history was not read" : why.joined(separator: "; "))
+            }
+            guard let history = p.history else { continue }
+            // The card lists newest first.
+            for (position, entry) in history.reversed().enumerated() {
+                switch entry {
+                case .transaction(let t):
+                    let r = KeptRecord(t, card: report.idm, purse: p.profile)
+                    records.append((r.date, k, position, r))
+                case .malformed(let slot, let error, let raw):
+                    try out.addMissing(type: "not decoded", card: report.idm.hex, purse: p.profile.rawValue,
+                                       detail: "slot \(slot): \(error.reason) [\(Hex.encode(raw))]")
+                }
+            }
+        }
+        records.sort { ($0.date, $0.purse, $0.position) < ($1.date, $1.purse, $1.position) }
+        for r in records { try out.add(r.record) }
     }
 }

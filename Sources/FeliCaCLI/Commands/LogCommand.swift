@@ -29,6 +29,9 @@ enum HistoryOptions {
         }
         return s.lowercased()
     }
+    static let purse = Option(OptionSpec(
+        "purse", value: "purse", help: "Only this purse: \(PurseProfile.allCases.map(\.rawValue).joined(separator: ", ")) (a phone or a card may carry several).",
+        kind: .choice(PurseProfile.allCases.map(\.rawValue))))  // the parser refuses other names
     static let from = Option(OptionSpec("from", value: "date", help: "From this day on (YYYY-MM-DD, or YYYY-MM for the month's first day).")) { s throws(UsageError) in
         try day(s, option: "from", endOfMonth: false)
     }
@@ -37,7 +40,20 @@ enum HistoryOptions {
     }
     static let csv = OptionSpec.flag("csv", help: "Write CSV (RFC 4180): date, time, type, from, to, amount, balance, sequence, card, purse, detail.")
     static let excel = OptionSpec.flag("excel", help: "With --csv: start with a UTF-8 byte-order mark and end lines with CRLF, for Excel on Windows.")
-    static let summary = OptionSpec.flag("summary", help: "With --csv: after each month, a 'month total' row with fares, charges and purchases.")
+    static let summary = OptionSpec.flag("summary", help: "With --csv: after each month, a 'month total' row per card and purse with fares, charges and purchases.")
+    static let allowIncomplete = OptionSpec.flag(
+        "allow-incomplete", help: "With --csv: exit 0 even when records are missing (the file marks them either way; without this flag the exit status is 1).")
+
+    /// The query of `--card`, `--purse`, `--from` and `--to`; a period that ends before it
+    /// begins can never match and is a usage error.
+    static func query(_ args: ParsedArguments, newestFirst: Bool) throws(UsageError) -> HistoryStore.Query {
+        let q = HistoryStore.Query(card: try args.value(card), purse: try args.value(purse), from: try args.value(from),
+                                   to: try args.value(to), newestFirst: newestFirst)
+        if let f = q.from, let t = q.to, f > t {
+            throw UsageError("--from \(f) is after --to \(t): no day is in that period")
+        }
+        return q
+    }
 
     /// `YYYY-MM-DD`, or `YYYY-MM` as the month's first or last day.
     static func day(_ s: String, option: String, endOfMonth: Bool) throws(UsageError) -> String {
@@ -67,7 +83,7 @@ enum HistoryOptions {
     /// N-th statement of a save and `FELICA_TEST_SAVE_PAUSE=N:MS` pauses there: the tests of
     /// interrupted and concurrent saves use them.
     static func open(_ given: String?) throws -> HistoryStore {
-        let store = try HistoryStore(path: try path(given))
+        let store = try HistoryStore(path: try path(given), busyTimeoutMilliseconds: busyTimeout)
         let stop = getenv("FELICA_TEST_SAVE_STOP").flatMap { Int(String(cString: $0)) }
         let pause = getenv("FELICA_TEST_SAVE_PAUSE").map { String(cString: $0).split(separator: ":").compactMap { Int($0) } }
         if stop != nil || pause?.count == 2 {
@@ -77,6 +93,18 @@ enum HistoryOptions {
             }
         }
         return store
+    }
+
+    /// Opens an existing database read-only, for `log show` and `log export`: a path with
+    /// no database is an error, and nothing is created.
+    static func openForReading(_ given: String?) throws -> HistoryStore {
+        try HistoryStore(readingAt: try path(given), busyTimeoutMilliseconds: busyTimeout)
+    }
+
+    /// How long a save waits for another process's write lock (ms): 15 s, or
+    /// `FELICA_TEST_BUSY_TIMEOUT_MS` (the lock tests, which would otherwise wait 15 s each).
+    static var busyTimeout: Int32 {
+        getenv("FELICA_TEST_BUSY_TIMEOUT_MS").flatMap { Int32(String(cString: $0)) } ?? 15_000
     }
 
     /// Now, in UTC: `2026-11-30T19:00:00Z`.
@@ -91,12 +119,16 @@ enum HistoryOptions {
     /// Saves a report; the one-line account of what was kept, and the gaps and conflicts
     /// as warnings on stderr.
     static func save(_ report: CardReport, device: String?, to store: HistoryStore, console: Console) throws -> HistoryStore.SaveResult {
-        let reading = try Reading(report: report, device: device, readAt: now())
+        try save(try Reading(report: report, device: device, readAt: now()), to: store, console: console)
+    }
+
+    /// Saves a reading; the gaps and conflicts as warnings on stderr.
+    static func save(_ reading: Reading, to store: HistoryStore, console: Console) throws(HistoryError) -> HistoryStore.SaveResult {
         let result = try store.save(reading)
         for gap in result.gaps { console.diag("warning: gap in the history of card \(gap.card): \(gap)") }
-        for c in result.conflicts { console.diag("warning: card \(report.idm): \(c)") }
+        for c in result.conflicts { console.diag("warning: card \(reading.card): \(c)") }
         if result.malformed > 0 {
-            console.diag("warning: \(result.malformed) record\(result.malformed == 1 ? "" : "s") of card \(report.idm) did not decode and \(result.malformed == 1 ? "was" : "were") not kept")
+            console.diag("warning: \(result.malformed) record\(result.malformed == 1 ? "" : "s") of card \(reading.card) did not decode and \(result.malformed == 1 ? "was" : "were") not kept")
         }
         return result
     }
@@ -112,12 +144,17 @@ enum HistoryOptions {
     }
 
     static func gap(_ g: HistoryStore.Gap) -> JSONValue {
-        .object(["card": .string(g.card), "purse": .string(g.purse), "afterSequence": .int(g.afterSequence),
-                 "beforeSequence": .int(g.beforeSequence), "missing": .int(g.missing)])
+        var o: JSONObject = ["card": .string(g.card), "purse": .string(g.purse), "afterSequence": .int(g.afterSequence),
+                             "beforeSequence": .int(g.beforeSequence), "missing": .int(g.missing)]
+        if let d = g.afterDate { o.append("afterDate", .string(d)) }
+        if let d = g.beforeDate { o.append("beforeDate", .string(d)) }
+        return .object(o)
     }
 
-    /// Writes records as CSV to stdout in large writes.
-    static func writeCSV(excel: Bool, summary: Bool, console: Console, _ produce: (inout ExpenseCSV) throws -> Void) throws {
+    /// Writes records as CSV to stdout in large writes; an export that lacks records says
+    /// so on stderr too, and exits 1 unless `allowIncomplete`.
+    static func writeCSV(excel: Bool, summary: Bool, allowIncomplete: Bool, console: Console,
+                         _ produce: (inout ExpenseCSV) throws -> Void) throws -> Int32 {
         var buffer = ""
         buffer.reserveCapacity(1 << 16)
         var csv = try ExpenseCSV(excel: excel, summary: summary) { line in
@@ -127,11 +164,15 @@ enum HistoryOptions {
         try produce(&csv)
         try csv.finish()
         console.out(buffer)
+        guard !csv.incomplete.isEmpty else { return ExitCode.ok }
+        console.diag("warning: the export is incomplete (its rows say where):")
+        for n in csv.incomplete { console.diag("  \(n)") }
+        return allowIncomplete ? ExitCode.ok : ExitCode.failure
     }
 
-    /// `--excel` and `--summary` only mean something with `--csv`.
+    /// `--excel`, `--summary` and `--allow-incomplete` only mean something with `--csv`.
     static func checkCSVFlags(_ args: ParsedArguments, csv: Bool) throws(UsageError) {
-        for f in [excel, summary] where args.flag(f) && !csv {
+        for f in [excel, summary, allowIncomplete] where args.flag(f) && !csv {
             throw UsageError("option '--\(f.long)' needs --csv")
         }
     }
@@ -159,6 +200,10 @@ struct LogAddCommand: CLICommand {
         stations = try args.value(CommonOptions.stations)
         allSystems = args.flag(PurseOutput.allSystems)
         json = args.flag(CommonOptions.json)
+        try card.files.adding {
+            $0.reads(stations, as: "the station table (--stations)")
+            $0.writes(db, as: "--db")
+        }.check()
     }
 
     func run(_ console: Console) async throws -> Int32 {
@@ -185,7 +230,9 @@ struct LogShowCommand: CLICommand {
         CommandConfiguration(
             name: "show",
             abstract: "Show the records kept in the history database, newest first.",
-            options: [HistoryOptions.db.spec, HistoryOptions.card.spec, HistoryOptions.from.spec, HistoryOptions.to.spec, CommonOptions.json])
+            discussion: "Days newest first; within a day, each card's purses in the card's own order (its sequence numbers), newest first. Gaps (records that rolled off a card before it was read) of the cards, purses and period shown follow the records.",
+            options: [HistoryOptions.db.spec, HistoryOptions.card.spec, HistoryOptions.purse.spec, HistoryOptions.from.spec, HistoryOptions.to.spec,
+                      CommonOptions.json])
     }
 
     let db: String?
@@ -194,27 +241,26 @@ struct LogShowCommand: CLICommand {
 
     init(_ args: ParsedArguments) throws(UsageError) {
         db = try args.value(HistoryOptions.db)
-        query = HistoryStore.Query(card: try args.value(HistoryOptions.card), from: try args.value(HistoryOptions.from),
-                                   to: try args.value(HistoryOptions.to), newestFirst: true)
+        query = try HistoryOptions.query(args, newestFirst: true)
         json = args.flag(CommonOptions.json)
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let store = try HistoryOptions.open(db)
+        let store = try HistoryOptions.openForReading(db)
         let records = try store.records(query)
-        let gaps = try store.gaps(card: query.card)
+        let gaps = try store.gaps(query)
         if json {
             JSONOut.print(.object(["records": .array(records.map(Self.json)), "gaps": .array(gaps.map(HistoryOptions.gap))]), console)
             return ExitCode.ok
         }
         if records.isEmpty {
-            console.line("No records kept\(query.card.map { " for card \($0)" } ?? "") in \(store.path)\(query.from != nil || query.to != nil ? " in that period" : "").")
+            console.line("No records kept\(query.card.map { " for card \($0)" } ?? "")\(query.purse.map { " in purse \($0)" } ?? "") in \(store.path)\(query.from != nil || query.to != nil ? " in that period" : "").")
         } else {
             let pad = { TextLayout.padRight($0, $1) }, left = { TextLayout.padLeft($0, $1) }
-            console.line(pad("DATE", 16) + "  " + pad("CARD", 16) + "  " + pad("TYPE", 9) + left("AMOUNT", 9) + left("BALANCE", 10) + left("SEQ", 7) + "  DETAILS")
+            console.line(pad("DATE", 16) + "  " + pad("CARD", 16) + "  " + pad("PURSE", 10) + "  " + pad("TYPE", 9) + left("AMOUNT", 9) + left("BALANCE", 10) + left("SEQ", 7) + "  DETAILS")
             for r in records {
                 let when = r.date + (r.time.map { " " + $0.prefix(5) } ?? "")
-                console.line(pad(when, 16) + "  " + pad(r.card, 16) + "  " + pad(r.type, 9) + left(PurseOutput.yen(r.amount, signed: true), 9)
+                console.line(pad(when, 16) + "  " + pad(r.card, 16) + "  " + pad(r.purse, 10) + "  " + pad(r.type, 9) + left(PurseOutput.yen(r.amount, signed: true), 9)
                              + left(PurseOutput.yen(r.balance), 10) + left(r.sequence.map(String.init) ?? "-", 7) + "  " + Self.details(r))
             }
         }
@@ -255,30 +301,54 @@ struct LogExportCommand: CLICommand {
         CommandConfiguration(
             name: "export",
             abstract: "Write the kept records as CSV, oldest first, for a spreadsheet or an expense claim.",
-            discussion: "For a month's commuting claim: felica log export --csv --from 2026-11 --to 2026-11 --summary > november.csv (add --excel for Excel on Windows).",
-            options: [HistoryOptions.csv, HistoryOptions.db.spec, HistoryOptions.card.spec, HistoryOptions.from.spec, HistoryOptions.to.spec,
-                      HistoryOptions.excel, HistoryOptions.summary])
+            discussion: """
+                For a month's commuting claim: felica log export --csv --from 2026-11 --to 2026-11 --summary > november.csv \
+                (add --excel for Excel on Windows). Days oldest first; within a day, each card's purses in the card's own \
+                order. Records that rolled off a card before it was read are a 'gap' row where they were missing, and the \
+                month totals they touch say 'incomplete'; the exit status is then 1 (--allow-incomplete makes it 0).
+                """,
+            options: [HistoryOptions.csv, HistoryOptions.db.spec, HistoryOptions.card.spec, HistoryOptions.purse.spec, HistoryOptions.from.spec,
+                      HistoryOptions.to.spec, HistoryOptions.excel, HistoryOptions.summary, HistoryOptions.allowIncomplete])
     }
 
     let db: String?
     let query: HistoryStore.Query
     let excel: Bool
     let summary: Bool
+    let allowIncomplete: Bool
 
     init(_ args: ParsedArguments) throws(UsageError) {
         guard args.flag(HistoryOptions.csv) else { throw UsageError("'log export' writes CSV: add --csv") }
         db = try args.value(HistoryOptions.db)
-        query = HistoryStore.Query(card: try args.value(HistoryOptions.card), from: try args.value(HistoryOptions.from),
-                                   to: try args.value(HistoryOptions.to))
+        query = try HistoryOptions.query(args, newestFirst: false)
         excel = args.flag(HistoryOptions.excel)
         summary = args.flag(HistoryOptions.summary)
+        allowIncomplete = args.flag(HistoryOptions.allowIncomplete)
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let store = try HistoryOptions.open(db)
-        try HistoryOptions.writeCSV(excel: excel, summary: summary, console: console) { csv in
-            try store.forEach(query) { try csv.add($0) }
+        let store = try HistoryOptions.openForReading(db)
+        // Each gap goes where its records were: before the first record read after it.
+        var gaps = try store.gaps(query).map { g in (g, Self.clamp(g.beforeDate ?? g.afterDate ?? "", query)) }
+        gaps.sort { $0.1 < $1.1 }
+        return try HistoryOptions.writeCSV(excel: excel, summary: summary, allowIncomplete: allowIncomplete, console: console) { csv in
+            var next = gaps.startIndex
+            try store.forEach(query) { r in
+                while next < gaps.endIndex, gaps[next].1 < r.date || (gaps[next].1 == r.date && gaps[next].0.card == r.card
+                                                                     && gaps[next].0.purse == r.purse && gaps[next].0.beforeSequence == r.sequence) {
+                    try csv.addGap(gaps[next].0, date: gaps[next].1)
+                    next += 1
+                }
+                try csv.add(r)
+            }
+            for (g, date) in gaps[next...] { try csv.addGap(g, date: date) }
         }
-        return ExitCode.ok
+    }
+
+    /// The day of a gap's row, within the period exported.
+    static func clamp(_ day: String, _ query: HistoryStore.Query) -> String {
+        if let from = query.from, day < from { return from }
+        if let to = query.to, day > to { return to }
+        return day
     }
 }

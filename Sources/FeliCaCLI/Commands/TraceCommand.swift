@@ -101,6 +101,10 @@ struct TraceExportCommand: CLICommand {
         output = try args.required(Self.pcapOption)
         format = try args.value(Self.formatOption) ?? .pcapng
         lenient = args.flag(Self.lenientFlag)
+        var files = FileRoles()
+        files.reads(path, as: "the trace to export (<file>)")
+        files.writes(output, as: "--pcap")
+        try files.check()
     }
 
     func run(_ console: Console) async throws -> Int32 {
