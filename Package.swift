@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "FeliCaCards", targets: ["FeliCaCards"]),
         .library(name: "FeliCaTrace", targets: ["FeliCaTrace"]),
         .library(name: "FeliCaSimulation", targets: ["FeliCaSimulation"]),
+        .library(name: "FeliCaEmulators", targets: ["FeliCaEmulators"]),
+        .library(name: "FeliCaDevices", targets: ["FeliCaDevices"]),
         .library(name: "FeliCaScheduling", targets: ["FeliCaScheduling"]),
         .library(name: "FeliCaLibNFC", targets: ["FeliCaLibNFC"]),
         .library(name: "FeliCaPCSC", targets: ["FeliCaPCSC"]),
@@ -23,6 +25,7 @@ let package = Package(
         .library(name: "FeliCaJSON", targets: ["FeliCaJSON"]),
         .library(name: "FeliCaHistory", targets: ["FeliCaHistory"]),
         .library(name: "FeliCaCLI", targets: ["FeliCaCLI"]),
+        .library(name: "FeliCaSimCommands", targets: ["FeliCaSimCommands"]),
         .executable(name: "felica", targets: ["felica"]),
         .executable(name: "felica-sim", targets: ["felica-sim"]),
     ],
@@ -39,7 +42,11 @@ let package = Package(
         .target(name: "FeliCaTransportSupport", swiftSettings: strict),
         .target(name: "FeliCaCards", dependencies: ["FeliCa"], swiftSettings: strict),
         .target(name: "FeliCaTrace", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaTransportSupport"], swiftSettings: strict),
-        .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaJSON", "FeliCaCards", "FeliCaTransportSupport"], swiftSettings: strict),
+        // Cards made of data: card images, the virtual card, the sample cards. Product, not test scaffolding.
+        .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaTransportSupport"], swiftSettings: strict),
+        // Stand-ins for readers: the PN532/RC-S956, RC-S380 and vpcd emulators and the servers that put them
+        // on a pseudo-terminal, a umockdev USB bus or vpcd's socket. Only felica-sim and the tests link it.
+        .target(name: "FeliCaEmulators", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaSimulation", "FeliCaTransportSupport"], swiftSettings: strict),
         .target(name: "FeliCaScheduling", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaJSON", "FeliCaTransportSupport"], swiftSettings: strict),
         .systemLibrary(
             name: "CLibNFC", pkgConfig: "libnfc",
@@ -54,6 +61,12 @@ let package = Package(
             providers: [.apt(["libusb-1.0-0-dev"])]),
         // Sony RC-S380 (Port-100) over libusb.
         .target(name: "FeliCaUSB", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport", "CLibUSB"], swiftSettings: strict),
+        // Readers as a library: the device-string grammar, opening any device from it, the default
+        // reader, listing, waiting for a card and the watch loop (taps).
+        .target(
+            name: "FeliCaDevices",
+            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaUSB", "FeliCaReaderCodecs", "FeliCaTransportSupport"],
+            swiftSettings: strict),
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
@@ -62,48 +75,60 @@ let package = Package(
         .target(
             name: "FeliCaCLI",
             dependencies: [
-                "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaTrace", "FeliCaSimulation",
+                "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaTrace", "FeliCaSimulation", "FeliCaDevices",
                 "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaTransportSupport", "FeliCaUSB",
                 "FeliCaHistory",
             ],
+            swiftSettings: strict),
+        // `felica-sim`'s commands: the emulators served to the real stacks, over the CLI's parser.
+        .target(
+            name: "FeliCaSimCommands",
+            dependencies: ["FeliCa", "FeliCaCLI", "FeliCaEmulators", "FeliCaSimulation", "FeliCaReaderCodecs", "FeliCaTransportSupport"],
             // The umockdev bridge of `felica-sim rcs380` and `rcs956` (test tooling, run by Debian's python3).
             resources: [.copy("Resources/usb-bridge.py")],
             swiftSettings: strict),
         .executableTarget(name: "felica", dependencies: ["FeliCaCLI"], swiftSettings: strict),
-        .executableTarget(name: "felica-sim", dependencies: ["FeliCaCLI"], swiftSettings: strict),
+        .executableTarget(name: "felica-sim", dependencies: ["FeliCaSimCommands"], swiftSettings: strict),
+        // The program of Docs/library.md: readers opened by their strings with library products only.
+        .executableTarget(
+            name: "LibraryExample", dependencies: ["FeliCa", "FeliCaCards", "FeliCaDevices"],
+            path: "Examples/LibraryExample", swiftSettings: strict),
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaHistory"],
+            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaDevices", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaHistory"],
             path: "Benchmarks", swiftSettings: strict),
 
         // What the test suites share: running the built executables, the PN532 emulator with
         // libnfc opened on it. Test-only; no product ships it.
         .target(
-            name: "TestSupport", dependencies: ["FeliCa", "FeliCaLibNFC", "FeliCaSimulation"],
+            name: "TestSupport", dependencies: ["FeliCa", "FeliCaLibNFC", "FeliCaSimulation", "FeliCaEmulators"],
             path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "FeliCaTests", dependencies: ["FeliCa"], swiftSettings: strict),
         .testTarget(name: "FeliCaReaderCodecsTests", dependencies: ["FeliCa", "FeliCaReaderCodecs"], swiftSettings: strict),
         .testTarget(name: "FeliCaTransportSupportTests", dependencies: ["FeliCaTransportSupport"], swiftSettings: strict),
         .testTarget(name: "FeliCaJSONTests", dependencies: ["FeliCaJSON"], swiftSettings: strict),
-        .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaReaderCodecs", "FeliCaCards", "FeliCaJSON"], swiftSettings: strict),
-        .testTarget(name: "FeliCaHistoryTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaHistory", "FeliCaSimulation"], swiftSettings: strict),
-        .testTarget(name: "FeliCaCardsTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation"], swiftSettings: strict),
-        .testTarget(name: "FeliCaTraceTests", dependencies: ["TestSupport", "FeliCa", "FeliCaTrace", "FeliCaSimulation", "FeliCaCards"], swiftSettings: strict),
-        .testTarget(name: "FeliCaSchedulingTests", dependencies: ["FeliCa", "FeliCaScheduling", "FeliCaSimulation"], swiftSettings: strict),
-        .testTarget(name: "FeliCaLibNFCTests", dependencies: ["TestSupport", "FeliCa", "FeliCaReaderCodecs", "FeliCaLibNFC", "FeliCaSimulation"], swiftSettings: strict),
-        .testTarget(name: "FeliCaPCSCTests", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaPCSC", "FeliCaSimulation"], swiftSettings: strict),
+        .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaReaderCodecs", "FeliCaCards", "FeliCaJSON"], swiftSettings: strict),
+        .testTarget(name: "FeliCaHistoryTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaHistory", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
+        .testTarget(name: "FeliCaCardsTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
+        .testTarget(name: "FeliCaTraceTests", dependencies: ["TestSupport", "FeliCa", "FeliCaTrace", "FeliCaSimulation", "FeliCaEmulators", "FeliCaCards"], swiftSettings: strict),
+        .testTarget(name: "FeliCaSchedulingTests", dependencies: ["FeliCa", "FeliCaScheduling", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
+        .testTarget(name: "FeliCaLibNFCTests", dependencies: ["TestSupport", "FeliCa", "FeliCaReaderCodecs", "FeliCaLibNFC", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
+        .testTarget(
+            name: "FeliCaDevicesTests", dependencies: ["TestSupport", "FeliCaDevices", "FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaTrace"],
+            swiftSettings: strict),
+        .testTarget(name: "FeliCaPCSCTests", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaPCSC", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         // Faults through the real stacks: removal, late and garbled frames, ambiguous writes.
         .testTarget(
             name: "FaultTests",
-            dependencies: ["TestSupport", "FeliCa", "FeliCaReaderCodecs", "FeliCaCards", "FeliCaSimulation", "FeliCaLibNFC"],
+            dependencies: ["TestSupport", "FeliCa", "FeliCaReaderCodecs", "FeliCaCards", "FeliCaSimulation", "FeliCaEmulators", "FeliCaLibNFC"],
             swiftSettings: strict),
         // The code shown in Docs/library.md, compiled and run (and checked to match the guide).
         .testTarget(
             name: "DocsTests",
-            dependencies: ["TestSupport", "FeliCa", "FeliCaSimulation", "FeliCaCards", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPCSC"],
+            dependencies: ["TestSupport", "FeliCa", "FeliCaDevices", "FeliCaSimulation", "FeliCaEmulators", "FeliCaCards", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPCSC"],
             exclude: ["Traces"], swiftSettings: strict),
         .testTarget(
-            name: "FeliCaCLITests", dependencies: ["TestSupport", "FeliCaCLI", "FeliCa", "FeliCaSimulation", "FeliCaUSB"],
+            name: "FeliCaCLITests", dependencies: ["TestSupport", "FeliCaCLI", "FeliCaSimCommands", "FeliCaDevices", "FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaUSB"],
             exclude: ["Golden", "Fixtures"], swiftSettings: strict),
     ]
 )

@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaCards
+import FeliCaEmulators
 import FeliCaSimulation
 
 /// Reading purses from the built-in cards with the card's real air and PMm times at

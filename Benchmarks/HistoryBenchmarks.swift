@@ -2,6 +2,7 @@ import FeliCa
 import FeliCaCards
 import FeliCaCLI
 import FeliCaHistory
+import FeliCaEmulators
 import FeliCaSimulation
 
 #if canImport(Glibc)

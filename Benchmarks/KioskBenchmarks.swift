@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaCLI
 import FeliCaHistory
+import FeliCaEmulators
 import FeliCaSimulation
 
 #if canImport(Glibc)

@@ -1,5 +1,7 @@
 import FeliCa
+import FeliCaDevices
 import FeliCaCLI
+import FeliCaEmulators
 import FeliCaSimulation
 
 #if canImport(Glibc)
@@ -31,11 +33,11 @@ func libnfcBenchmarks() async {
         }
 
         await measureAsync("  open + close of the libnfc device, \(label)", runs: timing ? 7 : 9) {
-            let t = try! await DeviceResolver.open(DeviceSpec(.libnfc(connstring: server.connectionString)))
+            let t = try! await Device.open(DeviceSpec(.libnfc(connstring: server.connectionString))).transport
             await t.close()
         }
 
-        guard let transport = try? await DeviceResolver.open(DeviceSpec(.libnfc(connstring: server.connectionString))) else {
+        guard let transport = try? await Device.open(DeviceSpec(.libnfc(connstring: server.connectionString))).transport else {
             print("cannot open \(device): skipped")
             return
         }

@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaCLI
+import FeliCaEmulators
 import FeliCaSimulation
 
 #if canImport(Glibc)

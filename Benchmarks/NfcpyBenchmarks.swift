@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaEmulators
 import FeliCaSimulation
 import Foundation
 

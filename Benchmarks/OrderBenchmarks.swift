@@ -1,6 +1,8 @@
 import FeliCa
+import FeliCaDevices
 import FeliCaCLI
 import FeliCaScheduling
+import FeliCaEmulators
 import FeliCaSimulation
 
 #if canImport(Glibc)
@@ -74,7 +76,7 @@ private func orderTimingFigures() async throws {
     }
     server.start()
     defer { server.stop() }
-    let reader = try await DeviceResolver.open(DeviceSpec(.libnfc(connstring: server.connectionString)))
+    let reader = try await Device.open(DeviceSpec(.libnfc(connstring: server.connectionString))).transport
     let pn532 = try await OrderBenchmark(positions: positions, repeatCount: 3).run(on: .device(reader))
     await reader.close()
     print("device libnfc + PN532 emulator (rf timing), real clock, 3 runs: \(describe(pn532))")

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaEmulators
 import FeliCaSimulation
 
 /// Whole reads over the virtual card: without timing (library overhead) and with the

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaDevices
 import FeliCaCLI
 import Foundation
 
@@ -82,7 +83,7 @@ func usbBenchmarks() async {
         }
     }
 
-    guard let transport = try? await DeviceResolver.open(DeviceSpec(.usb(.first))) else {
+    guard let transport = try? await Device.open(DeviceSpec(.usb(.first))).transport else {
         print("cannot open the emulated RC-S380: skipped")
         return
     }

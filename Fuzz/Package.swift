@@ -29,19 +29,20 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "FuzzArguments",
-            dependencies: ["FuzzSupport", .product(name: "FeliCaCLI", package: "felica")],
+            dependencies: ["FuzzSupport", .product(name: "FeliCaCLI", package: "felica"), .product(name: "FeliCaSimCommands", package: "felica"),
+                           .product(name: "FeliCaDevices", package: "felica")],
             swiftSettings: strict),
         .executableTarget(
             name: "FuzzPN532",
-            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaReaderCodecs", package: "felica"), .product(name: "FeliCaSimulation", package: "felica")],
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaReaderCodecs", package: "felica"), .product(name: "FeliCaSimulation", package: "felica"), .product(name: "FeliCaEmulators", package: "felica")],
             swiftSettings: strict),
         .executableTarget(
             name: "FuzzPort100",
-            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaReaderCodecs", package: "felica"), .product(name: "FeliCaSimulation", package: "felica")],
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaReaderCodecs", package: "felica"), .product(name: "FeliCaSimulation", package: "felica"), .product(name: "FeliCaEmulators", package: "felica")],
             swiftSettings: strict),
         .executableTarget(
             name: "FuzzPCSC",
-            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaReaderCodecs", package: "felica"), .product(name: "FeliCaSimulation", package: "felica"),
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaReaderCodecs", package: "felica"), .product(name: "FeliCaSimulation", package: "felica"), .product(name: "FeliCaEmulators", package: "felica"),
                            .product(name: "FeliCaPCSC", package: "felica")],
             swiftSettings: strict),
         .executableTarget(

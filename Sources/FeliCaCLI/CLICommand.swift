@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaReaderCodecs
+import FeliCaDevices
 import FeliCaSimulation
 
 /// A command of `felica` or `felica-sim`: its configuration drives parsing and help.
@@ -44,7 +45,7 @@ public enum CommonOptions {
         "device", short: "d", value: "device",
         help: "Reader or card: \(DeviceSpec.forms) (default: $FELICA_DEVICE, else the first reader found).",
         kind: .suggested(["usb", "libnfc", "pcsc"] + SampleCards.names.map { "virtual:" + $0 })),
-        DeviceResolver.parse(option:))
+        parseDevice(option:))
     public static let trace = Option(OptionSpec(
         "trace", value: "file", help: "Record every exchange with the card to <file> (felica-trace/1, JSON Lines).", kind: .file))
     public static let json = OptionSpec.flag("json", help: "Print JSON instead of text.")
@@ -61,6 +62,20 @@ public enum CommonOptions {
         "wait", value: "seconds",
         help: "How long to wait for a card to be placed on a reader (default 3; 0 = it must be there already). Any kind of reader, the same way."),
         in: 0...DeviceSpec.maxWait)
+    /// A `--device` value. One that does not parse is a usage error naming the option; an
+    /// empty one is too (while an empty `$FELICA_DEVICE` counts as unset, as shells treat
+    /// empty variables).
+    public static func parseDevice(option text: String) throws(UsageError) -> DeviceSpec {
+        guard !text.isEmpty else {
+            throw UsageError("option '--device' is empty: name a device (\(DeviceSpec.forms)), or leave the option out to use $FELICA_DEVICE or the first reader found")
+        }
+        do throws(DeviceSpec.ParseError) {
+            return try DeviceSpec(parsing: text)
+        } catch {
+            throw UsageError("--device '\(text)': \(error.reason)")
+        }
+    }
+
     /// `--device`, `--dialect`, `--trace` and `--wait`.
     public static let card: [OptionSpec] = [device.spec, dialect.spec, trace.spec, wait.spec]
     /// `--device`, `--dialect` and `--trace`, for `watch`, which waits for cards without end.

@@ -1,33 +1,32 @@
 import FeliCa
 import FeliCaJSON
-import FeliCaSimulation
+import FeliCaDevices
 import FeliCaTrace
 
-/// Opens the device a command names and wraps it for `--trace`.
+/// Opens the device a command names (through the devices layer) and wraps it for `-v` and `--trace`.
 enum CardContext {
     static func session(_ options: CardOptions, console: Console) async throws -> CardSession {
         try await open(options, console: console).session
     }
 
-    /// The session, and the virtual card behind it when the device is one (`watch` takes
-    /// it away and taps it again, since a virtual card never leaves by itself).
-    static func open(_ options: CardOptions, console: Console) async throws -> (session: CardSession, virtualCard: VirtualCard?) {
-        let device = try await DeviceResolver.open(options.device, dialect: options.dialect, wait: options.wait,
-                                                      requiresCard: options.requiresCard, console: console)
-        var transport = TraceHook.watch(device, console: console)
-        if let path = options.trace {
-            transport = try TraceHook.record(transport, to: path)
+    /// The opening options of a command: its `--dialect`, `--wait`, and its console for notices.
+    static func openOptions(_ options: CardOptions, console: Console) -> Device.OpenOptions {
+        Device.OpenOptions(dialect: options.dialect, wait: options.wait, requiresCard: options.requiresCard) { notice in
+            switch notice {
+            case .waitingForCard: console.progress(notice.message)
+            case .chosen, .replayDamaged: console.diag(notice.message)
+            }
         }
-        var sessionOptions = CardSession.Options()
-        var spec = try options.device ?? DeviceResolver.fromEnvironment()
-        // A replay decides as the device it was recorded from did.
-        if let replay = device as? TraceReplay, let recorded = replay.trace.device {
-            spec = try? DeviceSpec(parsing: recorded)
+    }
+
+    /// The device and a session on it, with `-v` and `--trace` around its transport.
+    static func open(_ options: CardOptions, console: Console) async throws -> (device: Device, session: CardSession) {
+        let device = try await Device.open(options.device, options: openOptions(options, console: console))
+        let session = try device.session { transport in
+            let watched = TraceHook.watch(transport, console: console)
+            return try options.trace.map { try TraceHook.record(watched, to: $0) } ?? watched
         }
-        if case .usb(_, .fastest)? = spec?.kind {
-            sessionOptions.fasterBitRate = .always
-        }
-        return (CardSession(transport: transport, options: sessionOptions), (device as? VirtualTransport)?.card)
+        return (device, session)
     }
 
     /// Runs `body` with a session and closes the device afterwards, whatever happens.

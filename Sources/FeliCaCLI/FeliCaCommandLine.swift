@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaDevices
 
 /// Entry points of the two executables.
 public enum FeliCaCommandLine {
@@ -9,11 +10,6 @@ public enum FeliCaCommandLine {
         await run(FelicaRoot.self, arguments)
     }
 
-    /// Runs `felica-sim`.
-    public static func felicaSim(_ arguments: [String]) async -> Int32 {
-        await run(FelicaSimRoot.self, arguments)
-    }
-
     /// Parses a `felica` command line and builds the command without running it; returns
     /// the exit code a run would start with (0 = would run, 64 = usage error). For fuzzing
     /// the parser.
@@ -21,12 +17,8 @@ public enum FeliCaCommandLine {
         check(FelicaRoot.self, arguments, name: "felica")
     }
 
-    /// ``checkArguments(_:)`` for `felica-sim`.
-    public static func checkSimArguments(_ arguments: [String]) -> Int32 {
-        check(FelicaSimRoot.self, arguments, name: "felica-sim")
-    }
-
-    private static func check(_ root: any CLICommand.Type, _ arguments: [String], name: String) -> Int32 {
+    /// Parses a command line of `root`'s program without running it (``checkArguments(_:)``).
+    package static func check(_ root: any CLICommand.Type, _ arguments: [String], name: String) -> Int32 {
         let parser = ArgumentParser(root: root, version: version)
         guard let outcome = try? parser.parse(arguments) else { return ExitCode.usage }
         if case .run(let type, let parsed, _) = outcome, (try? type.init(parsed)) == nil { return ExitCode.usage }
@@ -34,7 +26,8 @@ public enum FeliCaCommandLine {
         return ExitCode.ok
     }
 
-    static func run(_ root: any CLICommand.Type, _ arguments: [String]) async -> Int32 {
+    /// Runs a command line of `root`'s program; returns the exit code.
+    package static func run(_ root: any CLICommand.Type, _ arguments: [String]) async -> Int32 {
         let parser = ArgumentParser(root: root, version: version)
         let outcome: ParseOutcome
         do {
@@ -77,6 +70,10 @@ public enum FeliCaCommandLine {
             } catch let e as CLIError {
                 console.error(e.message)
                 return e.exitCode
+            } catch let e as DeviceError {
+                // A device string or option the caller got wrong: a usage error.
+                console.diag(usageError(UsageError(e.reason), type, path))
+                return ExitCode.usage
             } catch let e as UsageError {
                 console.diag(usageError(e, type, path))
                 return ExitCode.usage
@@ -110,15 +107,5 @@ struct FelicaRoot: CLICommand {
             discussion: "Try it without a reader: felica balance --device virtual:suica",
             options: GlobalOptions.all,
             subcommands: FelicaCommands.all)
-    }
-}
-
-/// `felica-sim`: stand-ins for hardware.
-struct FelicaSimRoot: CLICommand {
-    static var configuration: CommandConfiguration {
-        CommandConfiguration(
-            name: "felica-sim",
-            abstract: "Stand-ins for readers: serve a virtual FeliCa card to real libnfc or pcscd.",
-            subcommands: FelicaSimCommands.all)
     }
 }

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaDevices
 
 #if canImport(Glibc)
 import Glibc
@@ -46,7 +47,7 @@ struct FileRoles {
     /// The device (`--device`, else `FELICA_DEVICE`) and `--trace`: what every command
     /// that talks to a card reads and writes.
     mutating func add(device: DeviceSpec?, trace: String?) {
-        reads(device: device ?? (try? DeviceResolver.fromEnvironment()) ?? nil)
+        reads(device: device ?? (try? Device.fromEnvironment()) ?? nil)
         writes(trace, as: "--trace")
     }
 

@@ -15,14 +15,4 @@ enum TraceHook {
         guard console.verbose else { return transport }
         return LiveTrace(wrapping: transport) { console.diag($0) }
     }
-
-    /// The `replay:` device; a lenient replay of a damaged trace names the damage on stderr.
-    static func replay(path: String, lenient: Bool, name: String) throws -> any Transport {
-        let replay = try TraceReplay.load(path, lenient: lenient, name: name)
-        if let damage = replay.trace.damage {
-            let n = replay.trace.exchanges.count
-            Console().diag("warning: \(damage.reason)\n  replaying the \(n) exchange\(n == 1 ? "" : "s") before the damage")
-        }
-        return replay
-    }
 }

@@ -1,7 +1,7 @@
-import FeliCaCLI
+import FeliCaSimCommands
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-exit(await FeliCaCommandLine.felicaSim(Array(CommandLine.arguments.dropFirst())))
+exit(await FeliCaSimCommandLine.felicaSim(Array(CommandLine.arguments.dropFirst())))

@@ -4,6 +4,8 @@ import FeliCaSimulation
 import FeliCaLibNFC
 import FeliCaPCSC
 import FeliCaTrace
+import TestSupport
+import FeliCaEmulators
 import Foundation
 import Testing
 
@@ -153,4 +155,39 @@ func isUnavailable(_ error: any Error) -> Bool {
 
 enum LibraryGuide {
     static let keptTrace = tracePath
+}
+
+/// "Open any reader by its string": the example program, which imports library products
+/// only, run as a user would run it.
+@Suite("The library example program", .serialized)
+struct LibraryExampleTests {
+    @Test func readsABalanceFromAVirtualCard() throws {
+        let r = try runFelica(["balance", "virtual:suica"], executable: "LibraryExample")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "Transit IC ¥1234\n")
+    }
+
+    @Test func iteratesOverThreeTapsOfAVirtualCard() throws {
+        let r = try runFelica(["taps", "virtual:suica", "3"], executable: "LibraryExample")
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n")
+        #expect(lines.count == 3)
+        #expect(Set(lines).count == 1 && lines.first?.hasSuffix(": 1234") == true, "\(r.stdout)")
+    }
+
+    /// Through the real libnfc against the PN532 emulator, whose card comes and goes.
+    @Test func iteratesOverTapsThroughLibnfc() throws {
+        let card = try VirtualCard.named("wallet")
+        try withEmulatedDevice(card: card, options: .init(taps: .init(present: 12, absent: 4))) { device in
+            let r = try runFelica(["taps", device, "3"], executable: "LibraryExample", environment: ["LIBNFC_LOG_LEVEL": "0"])
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stdout.split(separator: "\n").count == 3, "\(r.stdout)")
+        }
+    }
+
+    @Test func aBadDeviceStringIsNamed() throws {
+        let r = try runFelica(["balance", "virtual:suca"], executable: "LibraryExample")
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("did you mean virtual:suica") || r.stderr.contains("Did you mean virtual:suica"), "\(r.stderr)")
+    }
 }

@@ -37,11 +37,13 @@ func source(_ source: String, contains block: String) -> Bool {
 
 @Test func everySwiftBlockOfTheLibraryGuideIsCompiledByTheTests() throws {
     let guide = try String(contentsOf: packageRoot.appendingPathComponent("Docs/library.md"), encoding: .utf8)
+    // The guide's blocks live in the tests, or in the example program the tests run.
     let tests = try String(contentsOf: packageRoot.appendingPathComponent("Tests/DocsTests/LibraryGuideTests.swift"), encoding: .utf8)
+        + String(contentsOf: packageRoot.appendingPathComponent("Examples/LibraryExample/main.swift"), encoding: .utf8)
     let blocks = swiftBlocks(in: guide)
     #expect(blocks.count >= 3, "the guide shows a balance, a profile and a trace test")
     for (i, block) in blocks.enumerated() {
-        #expect(source(tests, contains: block), "Docs/library.md swift block \(i + 1) is not in LibraryGuideTests.swift verbatim:\n\(block)")
+        #expect(source(tests, contains: block), "Docs/library.md swift block \(i + 1) is not in LibraryGuideTests.swift or Examples/LibraryExample/main.swift verbatim:\n\(block)")
     }
 }
 

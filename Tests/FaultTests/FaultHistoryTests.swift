@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaCards
 import FeliCaLibNFC
+import FeliCaEmulators
 import FeliCaSimulation
 import TestSupport
 import Testing

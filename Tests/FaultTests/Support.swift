@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaLibNFC
+import FeliCaEmulators
 import FeliCaSimulation
 import Foundation
 import TestSupport

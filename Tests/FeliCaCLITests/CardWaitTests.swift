@@ -1,5 +1,6 @@
 @testable import FeliCaCLI
 import FeliCa
+import FeliCaEmulators
 import FeliCaSimulation
 import Foundation
 import Synchronization
@@ -90,24 +91,4 @@ struct WatchCountTests {
             #expect(!watch.stderr.contains("run the command again"), "\(watch.stderr)")
         }
     }
-}
-
-/// `watch` looks for the next card at 212 kbps even when the last one was read at 424 kbps:
-/// a card that runs at 212 kbps only would never answer otherwise.
-@Test func watchLooksForTheNextCardAtTheSlowestRate() async throws {
-    var image = try #require(SampleCards.image(named: "suica"))
-    image.bitRates = [.kbps212]
-    let link = VirtualTransport(card: VirtualCard(image: image), name: "virtual:slow", bitRates: [.kbps212, .kbps424])
-    try await link.switchBitRate(to: .kbps424)
-    let session = CardSession(transport: link)
-    let wait = Task { try await WatchCommand.waitForCard(session, interval: .milliseconds(1)).0 }
-    // At 424 kbps the card stays silent and the wait never ends: give it two seconds.
-    let guardTask = Task {
-        try await Task.sleep(for: .seconds(2))
-        wait.cancel()
-    }
-    defer { guardTask.cancel() }
-    let found = try await wait.value
-    #expect(found.systemCode == 0x0003)
-    #expect(link.bitRate == .kbps212)
 }

@@ -1,3 +1,4 @@
+import FeliCaEmulators
 import FeliCaSimulation
 import Foundation
 import Testing

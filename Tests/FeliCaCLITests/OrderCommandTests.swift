@@ -1,6 +1,7 @@
 @testable import FeliCaCLI
 import Foundation
 import FoundationXML
+import FeliCaEmulators
 import FeliCaSimulation
 import Testing
 

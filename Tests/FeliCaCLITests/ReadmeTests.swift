@@ -1,4 +1,5 @@
 @testable import FeliCaCLI
+import FeliCaSimCommands
 import Foundation
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 @Suite struct ReadmeTests {
     /// Every command's usage line, in help order: `felica`, then `felica-sim`.
     static func usageLines() -> [String] {
-        CommandTree.roots.flatMap { root in
+        (CommandTree.roots + [FeliCaSimCommandLine.root]).flatMap { root in
             CommandNode.all(root)
                 .filter { !$0.isRoot && $0.config.subcommands.isEmpty && ObjectIdentifier($0.command) != ObjectIdentifier(HelpCommand.self) }
                 .map { HelpFormatter.usage($0.command, path: $0.path) }

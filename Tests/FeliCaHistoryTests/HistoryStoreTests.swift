@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaCards
 @testable import FeliCaHistory
+import FeliCaEmulators
 import FeliCaSimulation
 import Foundation
 import Testing

@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaReaderCodecs
 @testable import FeliCaPCSC
+import FeliCaEmulators
 import FeliCaSimulation
 import Synchronization
 import Testing

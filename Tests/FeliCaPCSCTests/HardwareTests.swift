@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaReaderCodecs
 import FeliCaPCSC
+import FeliCaEmulators
 import FeliCaSimulation
 import Foundation
 import Testing

@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaCards
 import FeliCaJSON
+import FeliCaEmulators
 import FeliCaSimulation
 import Testing
 

@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaReaderCodecs
+import FeliCaEmulators
 import FeliCaSimulation
 import Testing
 

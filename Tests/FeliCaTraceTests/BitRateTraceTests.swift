@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaCards
+import FeliCaEmulators
 import FeliCaSimulation
 import FeliCaTrace
 import Synchronization

@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaJSON
+import FeliCaEmulators
 import FeliCaSimulation
 import FeliCaTrace
 import Testing

@@ -1,4 +1,5 @@
 import FeliCaLibNFC
+import FeliCaEmulators
 import FeliCaSimulation
 import Foundation
 

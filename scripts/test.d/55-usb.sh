@@ -131,6 +131,16 @@ else
   fail "watch over usb with taps"; echo "$out" >&2; grep '⇄' "$tmp/watch.v" >&2
 fi
 
+# A Swift program using library products only (Examples/LibraryExample, no FeliCaCLI)
+# opens `usb`, reads a balance, and iterates over three taps of a card that comes and goes.
+out="$(timeout 60 "$sim" rcs380 --card suica -- "$bin/LibraryExample" balance usb 2>"$tmp/example.err")"
+taps="$(timeout 60 "$sim" rcs380 --card suica --taps 6:6 -- "$bin/LibraryExample" taps usb 3 2>>"$tmp/example.err")"
+if [[ "$out" == "Transit IC ¥1234" ]] && [[ "$(grep -c ': 1234$' <<<"$taps")" == 3 ]]; then
+  pass "the library example opens usb, reads a balance and iterates over three taps"
+else
+  fail "library example over usb"; echo "$out"; echo "$taps"; cat "$tmp/example.err" >&2
+fi
+
 # watch waits for cards itself: with no card it polls every --interval, not once per
 # 3-second open wait (which also put up to 3 s into the first card's elapsedMs).
 timeout 60 "$sim" rcs380 --no-card -- timeout -s INT 2 "$felica" -v watch --device usb --interval 0.25 >/dev/null 2>"$tmp/watch-empty.v"

@@ -1,4 +1,6 @@
 import FeliCaCLI
+import FeliCaDevices
+import FeliCaSimCommands
 import FuzzSupport
 
 /// The argument parsers of `felica` and `felica-sim` (fault and tap specs, dialects,
@@ -11,7 +13,7 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         .map { String(decoding: $0, as: UTF8.self) }
     let code = FeliCaCommandLine.checkArguments(words)
     precondition(code == 0 || code == 64)
-    let sim = FeliCaCommandLine.checkSimArguments(words)
+    let sim = FeliCaSimCommandLine.checkArguments(words)
     precondition(sim == 0 || sim == 64)
     // A device string parses to a spec that writes back as a string parsing to the same
     // spec, or fails with a reason.

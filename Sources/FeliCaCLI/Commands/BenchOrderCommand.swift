@@ -2,6 +2,7 @@ import FeliCa
 import FeliCaJSON
 import FeliCaScheduling
 import FeliCaSimulation
+import FeliCaDevices
 
 /// `felica bench`: measurements that print figures.
 struct BenchCommand: CLICommand {
@@ -116,7 +117,7 @@ struct BenchOrderCommand: CLICommand {
         let progress: @Sendable (Int, Int) -> Void = { done, total in console.progress("bench order: run \(done)/\(total)") }
         let report: OrderBenchmark.Report
         if let device {
-            var transport = TraceHook.watch(try await DeviceResolver.open(Self.timed(device)), console: console)
+            var transport = TraceHook.watch(try await Device.open(Self.timed(device)).transport, console: console)
             if let path = trace { transport = try TraceHook.record(transport, to: path) }
             do {
                 report = try await bench.run(on: .device(transport), progress: progress)

@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaJSON
 import FeliCaSimulation
+import FeliCaDevices
 
 /// `felica devices`: every reader from every stack, and the built-in virtual cards.
 struct DevicesCommand: CLICommand {
@@ -27,7 +28,7 @@ struct DevicesCommand: CLICommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let readers = await DeviceListing.readers()
+        let readers = await Device.list()
         let blocked = Self.blockedReaders(root: root, listed: readers)
         let rows = readers + blocked + DeviceListing.virtualCards
         if json {

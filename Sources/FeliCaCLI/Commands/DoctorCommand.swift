@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaDevices
 import FeliCaJSON
 
 /// `felica doctor`: checks the set-up for reading cards and names the fix for each problem.
@@ -23,7 +24,7 @@ struct DoctorCommand: CLICommand {
 
     static let devicesOption = Option(OptionSpec(
         "device", short: "d", value: "device", help: "Poll this device instead of every reader found (repeatable).", repeatable: true),
-        DeviceResolver.parse(option:))
+        CommonOptions.parseDevice(option:))
     /// `--root DIR`, shared with `felica devices`.
     static let rootOption = Option(OptionSpec(
         "root", value: "dir", help: "Look for /sys, /proc, /dev, ... under <dir> instead of / (for tests).", kind: .directory)) { s throws(UsageError) in

@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaJSON
+import FeliCaDevices
 
 /// `felica poll`: who is on the reader.
 struct PollCommand: CLICommand {

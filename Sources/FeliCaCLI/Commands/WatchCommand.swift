@@ -1,10 +1,10 @@
 import FeliCa
 import FeliCaCards
 import FeliCaHistory
-import FeliCaSimulation
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import FeliCaDevices
 #endif
 
 /// `felica watch`: wait for a card, print its purses, wait for it to leave, repeat.
@@ -73,21 +73,26 @@ struct WatchCommand: CLICommand {
     func run(_ console: Console) async throws -> Int32 {
         // Opened before the reader, so a database that cannot be opened fails at once.
         let dbPath: String? = save ? try HistoryOptions.open(db).path : nil
-        let (session, virtualCard) = try await CardContext.open(card, console: console)
+        let (device, session) = try await CardContext.open(card, console: console)
         let json = json, limit = count, interval = interval
         let reader = PurseOutput.reader(save ? .history : .balance, allSystems: allSystems, stations: save ? .bundled : nil)
-        if virtualCard != nil {
+        if device.virtualCard != nil {
             console.diag("\(session.transport.name) is a virtual card: each read counts as a tap, then the card is taken away and tapped again"
                 + (limit.map { " (\($0) tap\($0 == 1 ? "" : "s"))" } ?? " until Ctrl-C"))
         }
         // The handler is in place before the loop starts, so no signal is lost.
         Self.catchInterrupts()
+        let taps = device.taps(session, interval: interval) { event in
+            switch event {
+            case .waitingForCard: console.progress("waiting for a card on \(session.transport.name) (Ctrl-C ends)")
+            case .waitingForRemoval: console.progress("remove the card")
+            }
+        }
         let task = Task { () async throws -> Void in
             let saver = try dbPath.map { WatchSaver(store: try HistoryOptions.open($0), console: console) }
             // Readings kept through a lock get one more try however the loop ends.
             defer { if saver?.finish() == false { Self.unsaved.store(true, ordering: .relaxed) } }
-            try await Self.loop(session, virtualCard: virtualCard, reader: reader, saver: saver, json: json, limit: limit,
-                                interval: interval, console: console)
+            try await Self.loop(taps, session: session, reader: reader, saver: saver, json: json, limit: limit, console: console)
         }
         let monitor = Task {
             while !Self.interrupted.load(ordering: .relaxed) {
@@ -130,17 +135,14 @@ struct WatchCommand: CLICommand {
         }
     }
 
-    static func loop(_ session: CardSession, virtualCard: VirtualCard?, reader: CardReader, saver: WatchSaver?, json: Bool,
-                     limit: Int?, interval: Duration, console: Console) async throws {
+    static func loop(_ taps: Taps, session: CardSession, reader: CardReader, saver: WatchSaver?, json: Bool,
+                     limit: Int?, console: Console) async throws {
         var read = 0
-        while true {
-            virtualCard?.isPresent = true
-            console.progress("waiting for a card on \(session.transport.name) (Ctrl-C ends)")
-            let (first, tapped) = try await waitForCard(session, interval: interval)
+        for try await tap in taps {
             console.endProgress()
-            if let report = try await readCard(reader, session, first, console) {
+            if let report = try await readCard(reader, session, tap.target, console) {
                 PurseOutput.diagnostics(report, console)
-                let elapsed = Self.milliseconds(ContinuousClock.now - tapped)
+                let elapsed = Self.milliseconds(ContinuousClock.now - tap.polledAt)
                 let saved = try saver?.save(report, device: session.transport.name)
                 if json {
                     var line = PurseOutput.json(report, history: false).objectValue ?? [:]
@@ -159,11 +161,6 @@ struct WatchCommand: CLICommand {
             // Output that cannot be written (a full disk, a closed pipe) ends the watch;
             // the exit code says why.
             if console.outputFailed { break }
-            virtualCard?.isPresent = false
-            console.progress("remove the card")
-            while try await session.isPresent(first) {
-                try await Task.sleep(for: interval)
-            }
         }
     }
 
@@ -182,26 +179,6 @@ struct WatchCommand: CLICommand {
             }
             console.diag("card \(first.idm) not read: \(what)\(console.verbose ? " (\(error.reason))" : ""); still watching — tap it again and hold it still")
             return nil
-        }
-    }
-
-    /// Polls until a card answers: the card, and when the Polling that found it was sent.
-    /// `CardSession.detect()` polls at the slowest bit rate, where every card answers,
-    /// whatever rate the last card was read at; a reader that will not forward Polling
-    /// names the card it found itself.
-    static func waitForCard(_ session: CardSession, interval: Duration) async throws -> (Target, ContinuousClock.Instant) {
-        while true {
-            try Task.checkCancellation()
-            let sent = ContinuousClock.now
-            let found: Target
-            do throws(FeliCaError) {
-                found = try await session.detect()
-            } catch {
-                guard error.code == .noCard else { throw error }
-                try await Task.sleep(for: interval)
-                continue
-            }
-            return (found, sent)
         }
     }
 

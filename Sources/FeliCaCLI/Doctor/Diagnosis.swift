@@ -1,4 +1,5 @@
 import FeliCaUSB
+import FeliCaDevices
 /// How a check came out.
 enum Verdict: String, Sendable, Comparable {
     case ok, warning, problem

@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaJSON
+import FeliCaDevices
 
 /// The whole of one `felica doctor` run: the system checks, then a poll on each reader.
 struct DoctorRun: Sendable {
@@ -19,15 +20,15 @@ struct DoctorRun: Sendable {
         var targets = devices
         var environmentProblem: DoctorCheck?
         if targets.isEmpty {
-            targets = await DeviceListing.readers().compactMap(\.spec)
+            targets = await Device.list().compactMap(\.spec)
             // The reader the other commands would use is polled too, even when no stack lists it
             // (a serial PN532, say).
-            do throws(UsageError) {
-                if let chosen = try DeviceResolver.fromEnvironment(), !targets.contains(chosen) {
+            do throws(DeviceError) {
+                if let chosen = try Device.fromEnvironment(), !targets.contains(chosen) {
                     targets.insert(chosen, at: 0)
                 }
             } catch {
-                environmentProblem = DoctorCheck(check: "poll", verdict: .problem, summary: error.message,
+                environmentProblem = DoctorCheck(check: "poll", verdict: .problem, summary: error.reason,
                                                  fix: "set FELICA_DEVICE to one of \(DeviceSpec.forms), or unset it")
             }
         }
@@ -60,7 +61,7 @@ struct DoctorRun: Sendable {
     static func poll(_ device: DeviceSpec, console: Console = Console()) async -> DoctorCheck {
         let transport: any Transport
         do {
-            transport = TraceHook.watch(try await DeviceResolver.open(Self.withoutCardWait(device)), console: console)
+            transport = TraceHook.watch(try await Device.open(Self.withoutCardWait(device)).transport, console: console)
         } catch let error as FeliCaError where error.code == .noCard {
             // PC/SC connects to the card when it opens: an empty reader answers "no card".
             return DoctorCheck(check: "poll", verdict: .ok, summary: "\(device): works, no card on it (place a card to read one)")
@@ -124,6 +125,7 @@ struct DoctorRun: Sendable {
         case let e as FeliCaError: e.reason
         case let e as CLIError: e.message
         case let e as UsageError: e.message
+        case let e as DeviceError: e.reason
         default: "\(error)"
         }
     }

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaSimulation
 import FeliCaReaderCodecs
 
 /// A PN532 NFC controller as its host sees it over the serial line (HSU), with a

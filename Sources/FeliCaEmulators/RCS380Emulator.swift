@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaSimulation
 import FeliCaReaderCodecs
 
 /// A Sony RC-S380 (Port-100 chip) as its host sees it over USB, with a ``VirtualCard`` (or

@@ -1,4 +1,7 @@
 import FeliCa
+import FeliCaDevices
+import FeliCaEmulators
+import FeliCaCLI
 import FeliCaReaderCodecs
 import FeliCaSimulation
 

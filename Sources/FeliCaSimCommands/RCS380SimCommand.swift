@@ -1,4 +1,8 @@
 import FeliCa
+import FeliCaReaderCodecs
+import FeliCaDevices
+import FeliCaEmulators
+import FeliCaCLI
 import FeliCaSimulation
 import Foundation
 

@@ -1,4 +1,8 @@
 import FeliCa
+import FeliCaReaderCodecs
+import FeliCaDevices
+import FeliCaEmulators
+import FeliCaCLI
 import FeliCaSimulation
 
 /// `felica-sim rcs956`: runs a command with an emulated Sony RC-S360 (RC-S956 chip) on its

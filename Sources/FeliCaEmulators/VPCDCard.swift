@@ -1,5 +1,6 @@
 import Dispatch
 import FeliCa
+import FeliCaSimulation
 import FeliCaReaderCodecs
 import FeliCaTransportSupport
 import Synchronization

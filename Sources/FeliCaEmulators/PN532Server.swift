@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaSimulation
 import Glibc
 import Synchronization
 

@@ -1,4 +1,8 @@
 import FeliCa
+import FeliCaReaderCodecs
+import FeliCaEmulators
+import FeliCaCLI
+import FeliCaDevices
 import FeliCaSimulation
 import Foundation
 

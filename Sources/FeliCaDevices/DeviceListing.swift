@@ -2,6 +2,7 @@ import FeliCa
 import FeliCaLibNFC
 import FeliCaPCSC
 import FeliCaSimulation
+import FeliCaTransportSupport
 
 /// One row of `felica devices`: a device, the spec that opens it, and whether it can be used.
 public struct DeviceListing: Sendable {
@@ -48,7 +49,7 @@ public struct DeviceListing: Sendable {
     /// Real readers from every stack: USB readers driven directly first, then those libnfc finds (plus `LIBNFC_DEVICE`
     /// and its configuration), then pcscd's (none when pcscd is not running; `felica doctor`
     /// says why).
-    static func readers() async -> [DeviceListing] {
+    public static func readers() async -> [DeviceListing] {
         let libnfc = await LibNFCDevices.list().map { d in
             DeviceListing(stack: "libnfc", name: d.name ?? d.connectionString, spec: DeviceSpec(.libnfc(connstring: d.connectionString)),
                           availability: d.problem.map { .cannotOpen(reason: $0) } ?? .usable(state: "ready"))
@@ -61,7 +62,7 @@ public struct DeviceListing: Sendable {
     }
 
     /// The built-in sample cards.
-    static var virtualCards: [DeviceListing] {
+    public static var virtualCards: [DeviceListing] {
         SampleCards.names.map {
             DeviceListing(stack: "virtual", name: "built-in sample card \($0)", spec: DeviceSpec(.virtual(.builtIn($0), timing: nil)),
                           availability: .usable(state: "card present"))

@@ -87,10 +87,10 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
     public static let forms = "libnfc[:<connstring>], pcsc[:<reader>], usb[:<vid>:<pid>|:<bus>:<address>], virtual:<card>, replay:<trace>"
 
     /// The kinds' names, as written before the first `:`.
-    static let kinds = ["libnfc", "pcsc", "usb", "virtual", "replay"]
+    public static let kinds = ["libnfc", "pcsc", "usb", "virtual", "replay"]
 
     /// The longest `?wait=`, in seconds.
-    static let maxWait = 3600.0
+    public static let maxWait = 3600.0
 
     /// Parses a device string.
     public init(parsing text: String) throws(ParseError) {
@@ -184,7 +184,7 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
         case .usb(let selector, let rate):
             switch selector {
             case .first: text = "usb"
-            case .id(let vendor, let product): text = "usb:" + hex4(vendor) + ":" + hex4(product)
+            case .id(let vendor, let product): text = "usb:" + Hex.digits(vendor, count: 4) + ":" + Hex.digits(product, count: 4)
             case .path(let bus, let address): text = "usb:" + Self.decimal3(bus) + ":" + Self.decimal3(address)
             }
             if rate != .automatic { options.append("rate=\(rate.rawValue)") }
@@ -251,7 +251,7 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// A PC/SC dialect by name; `source` names where it came from.
-    static func dialect(_ s: String, source: String) throws(ParseError) -> PCSCDialect {
+    public static func dialect(_ s: String, source: String) throws(ParseError) -> PCSCDialect {
         guard let d = PCSCDialect(name: s) else {
             throw ParseError("\(source): '\(s)' is not a PC/SC dialect (\(PCSCDialect.names))")
         }
@@ -259,11 +259,12 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
     }
 
     static func decimal3(_ v: Int) -> String {
-        TextLayout.padLeft(String(v), 3, with: "0")
+        let digits = String(v)
+        return String(repeating: "0", count: max(0, 3 - digits.count)) + digits
     }
 
     /// `3`, `0.5`: seconds as a `?wait=` value.
-    static func seconds(_ d: Duration) -> String {
+    public static func seconds(_ d: Duration) -> String {
         let ms = d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
         return ms % 1000 == 0 ? "\(ms / 1000)" : "\(Double(ms) / 1000)"
     }

@@ -1,5 +1,9 @@
 import Dispatch
 import FeliCa
+import FeliCaReaderCodecs
+import FeliCaDevices
+import FeliCaEmulators
+import FeliCaCLI
 import FeliCaSimulation
 import Foundation
 import Synchronization

@@ -1,0 +1,235 @@
+import FeliCa
+import FeliCaLibNFC
+import FeliCaPCSC
+import FeliCaReaderCodecs
+import FeliCaSimulation
+import FeliCaTrace
+import FeliCaUSB
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An opened device — a reader, a virtual card or a replay — and what a card session on it
+/// needs: the one way into the readers, for the `felica` tool and for any Swift program.
+///
+/// ```swift
+/// let device = try await Device.open("usb")          // or nil: $FELICA_DEVICE, else the first reader
+/// let session = device.session()
+/// let target = try await session.detect()
+/// await device.close()
+/// ```
+public struct Device: Sendable {
+    /// The device as named: the spec given, or the reader chosen when none was.
+    public let spec: DeviceSpec
+    /// The transport to the card: the reader's own, inside a card wait when the reader
+    /// does not wait for cards by itself.
+    public let transport: any Transport
+    /// The card behind a `virtual:` device (the watch loop takes it away and taps it again).
+    public let virtualCard: VirtualCard?
+    /// How a session on this device reads: `usb?rate=fastest` moves up before every
+    /// reading; a replay decides as the device it was recorded from did.
+    public let sessionOptions: CardSession.Options
+
+    /// How long opening a reader waits for a card unless `wait` (or `?wait=`) says
+    /// otherwise: the same for every kind of reader.
+    public static let defaultCardWait: Duration = .seconds(3)
+
+    /// What opening may be told besides the spec.
+    public struct OpenOptions: Sendable {
+        /// A PC/SC dialect overriding the spec's own (`--dialect`); refused for other kinds.
+        public var dialect: PCSCDialect?
+        /// How long to wait for a card, overriding `?wait=`; readers only.
+        public var wait: Duration?
+        /// Whether opening fails when no card arrives within the wait. Without it (a watch
+        /// loop), a PC/SC reader opens empty and no card wait wraps the reader.
+        public var requiresCard: Bool
+        /// Told what opening is doing or chose, for a progress line or a note.
+        public var notify: (@Sendable (DeviceNotice) -> Void)?
+
+        public init(dialect: PCSCDialect? = nil, wait: Duration? = nil, requiresCard: Bool = true,
+                    notify: (@Sendable (DeviceNotice) -> Void)? = nil) {
+            self.dialect = dialect
+            self.wait = wait
+            self.requiresCard = requiresCard
+            self.notify = notify
+        }
+    }
+
+    init(spec: DeviceSpec, transport: any Transport) {
+        self.spec = spec
+        self.transport = transport
+        virtualCard = (transport as? VirtualTransport)?.card
+        var options = CardSession.Options()
+        var decidingSpec = spec
+        if let replay = transport as? TraceReplay, let recorded = replay.trace.device,
+           let recordedSpec = try? DeviceSpec(parsing: recorded) {
+            decidingSpec = recordedSpec
+        }
+        if case .usb(_, .fastest) = decidingSpec.kind { options.fasterBitRate = .always }
+        sessionOptions = options
+    }
+
+    /// A card session on the device.
+    public func session() -> CardSession {
+        CardSession(transport: transport, options: sessionOptions)
+    }
+
+    /// A card session through `wrap`, which puts a recorder or a live trace around the transport.
+    public func session(wrapping wrap: (any Transport) throws -> any Transport) rethrows -> CardSession {
+        CardSession(transport: try wrap(transport), options: sessionOptions)
+    }
+
+    /// Releases the device.
+    public func close() async { await transport.close() }
+
+    // MARK: - Opening
+
+    /// Opens the device a string names (`usb`, `pcsc:SONY`, `virtual:suica`, ...).
+    public static func open(_ text: String, options: OpenOptions = OpenOptions()) async throws -> Device {
+        let spec: DeviceSpec
+        do throws(DeviceSpec.ParseError) {
+            spec = try DeviceSpec(parsing: text)
+        } catch {
+            throw DeviceError(.badDeviceString, "device '\(text)': \(error.reason)")
+        }
+        return try await open(spec, options: options)
+    }
+
+    /// Opens `spec`, else the device `$FELICA_DEVICE` names, else the first reader found.
+    public static func open(_ spec: DeviceSpec?, options: OpenOptions = OpenOptions()) async throws -> Device {
+        if var spec = try spec ?? fromEnvironment() {
+            if let wait = options.wait, spec.isReader { spec.wait = wait }
+            return try await open(spec, options: options)
+        }
+        return try await openDefault(options)
+    }
+
+    /// The device `$FELICA_DEVICE` names; nil when it is unset or empty.
+    public static func fromEnvironment() throws(DeviceError) -> DeviceSpec? {
+        guard let text = environment("FELICA_DEVICE"), !text.isEmpty else { return nil }
+        do throws(DeviceSpec.ParseError) {
+            return try DeviceSpec(parsing: text)
+        } catch {
+            throw DeviceError(.badEnvironment, "the environment variable FELICA_DEVICE='\(text)': \(error.reason) (fix FELICA_DEVICE or unset it)")
+        }
+    }
+
+    /// Opens `spec`; `options.dialect` overrides a PC/SC spec's own and is refused for
+    /// other kinds. A reader waits up to `spec.wait` (default 3 s) for a card to be placed,
+    /// whichever stack drives it: PC/SC while opening, libnfc and the RC-S380 at their
+    /// first Polling.
+    public static func open(_ spec: DeviceSpec, options: OpenOptions) async throws -> Device {
+        let name = spec.description
+        let wait = spec.wait ?? defaultCardWait
+        if options.dialect != nil {
+            guard case .pcsc = spec.kind else {
+                throw DeviceError(.inapplicableOption, "--dialect applies to PC/SC devices (pcsc, pcsc:<reader>), not '\(name)'")
+            }
+        }
+        let notify = options.notify
+        /// A reader that does not wait for a card by itself gets `wait` at its first Polling,
+        /// unless the caller waits for cards itself (`requiresCard` false: a watch loop).
+        func waiting(_ reader: any Transport) -> any Transport {
+            guard wait > .zero, options.requiresCard else { return reader }
+            return CardWaitTransport(wrapping: reader, wait: wait) { wait in
+                notify?(.waitingForCard(device: name, wait: wait))
+            }
+        }
+        let transport: any Transport
+        switch spec.kind {
+        case .libnfc(let connstring):
+            transport = waiting(try await LibNFCTransport.open(connstring: connstring, name: name))
+        case .pcsc(let reader, let ownDialect):
+            var chosen = options.dialect ?? ownDialect
+            if chosen == nil, let env = environment("FELICA_PCSC_DIALECT"), !env.isEmpty {
+                do throws(DeviceSpec.ParseError) {
+                    chosen = try DeviceSpec.dialect(env, source: "the environment variable FELICA_PCSC_DIALECT")
+                } catch {
+                    throw DeviceError(.badEnvironment, error.reason)
+                }
+            }
+            let pcscOptions = PCSCTransport.Options(dialect: chosen, cardWait: wait, requiresCard: options.requiresCard)
+            transport = try await PCSCTransport.open(reader, options: pcscOptions, name: name)
+        case .usb(let selector, let rate):
+            transport = waiting(try await RCS380Transport.open(selector, name: name, bitRate: rate.rates.start, bitRates: rate.rates.allowed))
+        case .virtual(let source, let timing):
+            let card: VirtualCard
+            switch source {
+            case .builtIn(let builtIn): card = try VirtualCard.named(builtIn)
+            case .image(let path): card = VirtualCard(image: try CardImage.load(path: path))
+            }
+            transport = VirtualTransport(card: card, name: name, timing: timing)
+        case .replay(let path, let lenient):
+            let replay = try TraceReplay.load(path, lenient: lenient, name: name)
+            if let damage = replay.trace.damage {
+                notify?(.replayDamaged(reason: damage.reason, exchangesKept: replay.trace.exchanges.count))
+            }
+            transport = replay
+        }
+        return Device(spec: spec, transport: transport)
+    }
+
+    /// No device given: the first real reader (USB, libnfc, then PC/SC), with a note when
+    /// there was a choice.
+    static func openDefault(_ options: OpenOptions) async throws -> Device {
+        let readers = await DeviceListing.readers()
+        guard let (first, note) = choose(readers), var spec = first.spec else {
+            throw FeliCaError(.noReader, """
+                no reader found (looked for USB, libnfc and PC/SC readers).
+                  Plug in a reader, then run `felica devices` to check it is seen (`felica doctor` explains set-up problems).
+                  To try the tool without hardware: felica balance --device virtual:suica
+                """)
+        }
+        if let note { options.notify?(.chosen(note)) }
+        spec.wait = options.wait
+        var own = options
+        if case .pcsc = spec.kind {} else { own.dialect = nil }
+        return try await open(spec, options: own)
+    }
+
+    /// The reader a caller without a device string uses: the first one that can be opened
+    /// (else the first, so its own error explains why), and a note when there was a choice.
+    public static func choose(_ readers: [DeviceListing]) -> (DeviceListing, note: String?)? {
+        let openable = readers.filter { $0.spec != nil }
+        let usable = openable.filter(\.availability.isUsable)
+        guard let first = usable.first ?? openable.first else { return nil }
+        guard openable.count > 1 else { return (first, nil) }
+        let skipped = openable.count - usable.count
+        let note = "\(openable.count) readers found, using \(first.device)"
+            + (skipped > 0 && !usable.isEmpty ? " (\(skipped) cannot be opened)" : "")
+            + " — pass --device to choose"
+        return (first, note)
+    }
+
+    /// Every real reader the stacks find, each with the exact device string that opens it.
+    public static func list() async -> [DeviceListing] {
+        await DeviceListing.readers()
+    }
+
+    static func environment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+}
+
+/// What opening a device tells its caller as it goes.
+public enum DeviceNotice: Sendable, Hashable {
+    /// The first Polling went unanswered: waiting up to `wait` for a card on `device`.
+    case waitingForCard(device: String, wait: Duration)
+    /// No device was named and several readers were found: which one is used, and why.
+    case chosen(String)
+    /// A lenient replay of a damaged trace: what is damaged, and how many exchanges come before it.
+    case replayDamaged(reason: String, exchangesKept: Int)
+
+    /// The notice in words, for a progress line or stderr.
+    public var message: String {
+        switch self {
+        case .waitingForCard(let device, let wait):
+            "waiting up to \(DeviceSpec.seconds(wait)) s for a card on \(device)"
+        case .chosen(let note):
+            note
+        case .replayDamaged(let reason, let n):
+            "warning: \(reason)\n  replaying the \(n) exchange\(n == 1 ? "" : "s") before the damage"
+        }
+    }
+}

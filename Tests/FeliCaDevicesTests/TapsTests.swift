@@ -1,0 +1,102 @@
+import FeliCa
+@testable import FeliCaDevices
+import FeliCaEmulators
+import FeliCaSimulation
+import Foundation
+import Testing
+
+@Suite("Taps", .serialized)
+struct TapsTests {
+    /// The next card is looked for at 212 kbps even when the last one was read at 424 kbps:
+    /// a card that runs at 212 kbps only would never answer otherwise.
+    @Test func theNextCardIsLookedForAtTheSlowestRate() async throws {
+        var image = try #require(SampleCards.image(named: "suica"))
+        image.bitRates = [.kbps212]
+        let link = VirtualTransport(card: VirtualCard(image: image), name: "virtual:slow", bitRates: [.kbps212, .kbps424])
+        try await link.switchBitRate(to: .kbps424)
+        let taps = Taps(CardSession(transport: link), interval: .milliseconds(1))
+        let wait = Task { try await taps.waitForCard().target }
+        // At 424 kbps the card stays silent and the wait never ends: give it two seconds.
+        let guardTask = Task {
+            try await Task.sleep(for: .seconds(2))
+            wait.cancel()
+        }
+        defer { guardTask.cancel() }
+        let found = try await wait.value
+        #expect(found.systemCode == 0x0003)
+        #expect(link.bitRate == .kbps212)
+    }
+
+    /// A virtual card is taken away after each tap and placed again after the interval, so
+    /// taps come at the interval, not as fast as the loop runs.
+    @Test func aVirtualCardIsTappedAtTheInterval() async throws {
+        let device = try await Device.open("virtual:suica")
+        let interval = Duration.milliseconds(40)
+        let clock = ContinuousClock()
+        let start = clock.now
+        var seen: [IDm] = []
+        for try await tap in device.taps(device.session(), interval: interval) {
+            seen.append(tap.target.idm)
+            if seen.count == 4 { break }
+        }
+        await device.close()
+        #expect(seen.count == 4)
+        #expect(Set(seen).count == 1)
+        // Three gaps between four taps, each at least the interval.
+        #expect(clock.now - start >= interval * 3)
+    }
+
+    /// Through the real libnfc against the PN532 emulator whose card comes and goes: each
+    /// arrival is one tap, and a card held in the field is not counted twice.
+    @Test func tapsThroughLibnfc() async throws {
+        setenv("LIBNFC_AUTO_SCAN", "false", 1)
+        let card = try VirtualCard.named("suica")
+        // In the field for 6 packets, away for 4: with Polling and presence checks each tap
+        // is a handful of packets.
+        let server = try PN532Server(card: card, options: .init(taps: CardTaps(present: 6, absent: 4)))
+        server.start()
+        defer { server.stop() }
+        let device = try await Device.open("libnfc:" + server.connectionString, options: .init(requiresCard: false))
+        let session = device.session()
+        var events: [Taps.Event] = []
+        var count = 0
+        let recorded = EventLog()
+        for try await tap in device.taps(session, interval: .milliseconds(1), onEvent: { recorded.add($0) }) {
+            #expect(tap.target.idm == card.image.systems[0].idm)
+            count += 1
+            if count == 3 { break }
+        }
+        await device.close()
+        events = recorded.events
+        #expect(count == 3)
+        // Waiting for a card, then for its leaving, in turn.
+        #expect(Array(events.prefix(5)) == [.waitingForCard, .waitingForRemoval, .waitingForCard, .waitingForRemoval, .waitingForCard])
+    }
+
+    /// A device string that does not parse is the devices layer's own error, naming the string.
+    @Test func aBadStringIsADeviceError() async throws {
+        await #expect(throws: DeviceError(.badDeviceString, "")) { try await Device.open("usbb") }
+        do {
+            _ = try await Device.open("virtual:suca")
+        } catch let error as DeviceError {
+            #expect(error.reason.contains("virtual:suca"))
+            #expect(error.reason.contains("Did you mean virtual:suica?"))
+        }
+    }
+
+    /// A dialect is for PC/SC readers only.
+    @Test func aDialectForAnotherKindIsRefused() async throws {
+        await #expect(throws: DeviceError(.inapplicableOption, "")) {
+            try await Device.open("virtual:suica", options: .init(dialect: .sony))
+        }
+    }
+}
+
+/// Events seen by the loop's callback, in order.
+final class EventLog: @unchecked Sendable {
+    // Guarded by `lock`; the callback and the test read it from different tasks.
+    private let lock = NSLock()
+    private var list: [Taps.Event] = []
+    func add(_ event: Taps.Event) { lock.withLock { list.append(event) } }
+    var events: [Taps.Event] { lock.withLock { list } }
+}
