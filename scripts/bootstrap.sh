@@ -18,6 +18,7 @@ test=(
   libnfc-bin
   pcscd vsmartcard-vpcd
   umockdev gir1.2-umockdev-1.0 python3-gi python3
+  sqlite3                 # a test reads the history database as it was written
   python3-venv            # the benchmarks install nfcpy, the comparison peer, into a venv
   tshark
   iproute2 util-linux procps
