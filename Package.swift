@@ -68,7 +68,7 @@ let package = Package(
         // reader, listing, waiting for a card and the watch loop (taps).
         .target(
             name: "FeliCaDevices",
-            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaUSB", "FeliCaReaderCodecs", "FeliCaTransportSupport"],
+            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPN532", "FeliCaPCSC", "FeliCaUSB", "FeliCaReaderCodecs", "FeliCaTransportSupport"],
             swiftSettings: strict),
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
