@@ -54,7 +54,10 @@ struct ArgumentParser {
             }
             guard let next = subs.first(where: { $0.configuration.name == word }) else {
                 let names = subs.map { $0.configuration.name }
-                throw UsageErrorAt(UsageError("unknown command '\(word)'" + Suggestion.didYouMean(word, names)), command, path)
+                // `felica version` is `felica --version`: a root option written as a command.
+                let rootOption = isRoot && (word == "version" || root.configuration.options.contains { $0.long == word })
+                let hint = rootOption ? "; did you mean '--\(word)'?" : Suggestion.didYouMean(word, names)
+                throw UsageErrorAt(UsageError("unknown command '\(word)'" + hint), command, path)
             }
             command = next
             path.append(word)
@@ -232,6 +235,6 @@ struct HelpCommand: CLICommand {
         CommandConfiguration(
             name: "help",
             abstract: "Show subcommand help information.",
-            arguments: [ArgumentSpec("subcommands", help: "The command to explain, e.g. 'trace show'.", optional: true, repeatable: true)])
+            arguments: [ArgumentSpec("subcommands", help: "The command to explain, as typed after the program's name.", optional: true, repeatable: true)])
     }
 }

@@ -59,7 +59,7 @@ enum BuiltinOptions {
     static let completion = OptionSpec(
         "generate-completion-script", value: "shell", help: "Print a completion script for \(Shell.names.joined(separator: ", ")).",
         kind: .choice(Shell.names))
-    static let manual = OptionSpec.flag("generate-manual", help: "Print the man page (roff), e.g. felica --generate-manual > felica.1.")
+    static let manual = OptionSpec.flag("generate-manual", help: "Print the man page (roff) on stdout, to save as a .1 file.")
     static let rootOnly = [version, completion, manual]
 }
 

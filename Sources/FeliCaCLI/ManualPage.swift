@@ -50,9 +50,13 @@ enum ManualPage {
 
     /// Sections beyond the commands: exit status for both programs, environment for felica.
     static func extraSections(_ name: String) -> [(String, String)] {
-        var sections = [("EXIT STATUS", """
-            0 success; 1 failure; 64 usage error (a wrong option, argument or device string); \
-            69 no reader or no card.
+        let felica = name == FelicaRoot.configuration.name
+        var sections = [("EXIT STATUS", felica ? """
+            0 success; 1 failure (an export that lacks records included); 64 usage error (a wrong option, \
+            argument or device string, an output that is also an input); 69 no reader or no card.
+            """ : """
+            0 success (an emulator stopped by SIGINT or SIGTERM); 1 failure; 64 usage error (a wrong option or \
+            argument). rcs380 and rcs956 exit with the status of the command they run.
             """)]
         if name == FelicaRoot.configuration.name {
             sections.append(("ENVIRONMENT", """

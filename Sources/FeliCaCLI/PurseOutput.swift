@@ -1,7 +1,7 @@
 import FeliCa
 import FeliCaCards
 import FeliCaJSON
-import Foundation
+import FeliCaTransportSupport
 
 /// Rendering of card reports shared by `balance`, `history` and `watch`.
 enum PurseOutput {
@@ -21,10 +21,9 @@ enum PurseOutput {
     static func stations(_ path: String?) throws -> StationTable {
         guard let path else { return .bundled }
         let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw CLIError("cannot read the station table \(path): \((error as NSError).localizedDescription)")
+        switch SystemCalls.readText(path) {
+        case .success(let t): text = t
+        case .failure(let e): throw CLIError("cannot read the station table \(path): \(e.reason)")
         }
         do {
             return StationTable.bundled.merging(try StationTable(csv: text, source: path))
@@ -46,10 +45,11 @@ enum PurseOutput {
     }
 
 
-    /// Report-level notes (systems holding no known layout) explain an empty result, so
-    /// they go to stderr only when no purse was found; otherwise they would repeat on every
-    /// Edy. A skipped common area is part of the result (a purse could hide there), so it
-    /// is printed with the purses: ``skippedCommonArea(_:_:)``.
+    /// Diagnostics, on stderr with `note:` and the same with `--json`: what the reader
+    /// could not forward, and (only when no purse was found, or they would repeat on every
+    /// Edy) the systems holding no known layout, which explain an empty result. A skipped
+    /// common area is part of the result (a purse could hide there): it is data, printed
+    /// with the purses (``skippedCommonArea(_:_:)``) as JSON carries it in `notProbed`.
     static func diagnostics(_ report: CardReport, _ console: Console) {
         for n in report.readerLimits { console.diag("note: \(n)") }
         guard report.purses.isEmpty else { return }
@@ -57,10 +57,11 @@ enum PurseOutput {
         for n in report.notes where !commonArea.contains(n) { console.diag("note: \(n)") }
     }
 
-    /// The line saying the common area was not probed, and how to probe it.
+    /// The line saying the common area was not probed, and how to probe it: data on
+    /// stdout, without the `note:` of a diagnostic.
     static func skippedCommonArea(_ report: CardReport, _ console: Console) {
         for s in report.skipped where s.system == .common {
-            console.line("note: \(s) (--all-systems probes it)")
+            console.line("\(s) (--all-systems probes it)")
         }
     }
 

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaLibNFC
 import FeliCaPCSC
 import FeliCaReaderCodecs
 import FeliCaSimulation
@@ -121,6 +122,7 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
         switch kind {
         case "libnfc":
             let connstring = try needsRest("give a connection string such as libnfc:pn532_uart:/dev/ttyUSB0, or write libnfc for the first reader")
+            if let connstring, let problem = LibNFCDevices.unknownDriver(in: connstring) { throw ParseError(problem) }
             self.init(.libnfc(connstring: connstring), wait: try options.wait())
             try options.finish(kind: "libnfc", known: ["wait"])
         case "pcsc":

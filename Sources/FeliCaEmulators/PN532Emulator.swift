@@ -19,9 +19,10 @@ import FeliCaReaderCodecs
 ///
 /// Timing (``Options/timing``): every frame takes its UART time at the current baud rate
 /// (10 bits a byte; full-speed USB time on the RC-S956), card exchanges take the card's air
-/// and PMm response time, a silent card costs the chip's RF timeout (RFConfiguration item
-/// 0x02) and a Polling nobody answers costs one Polling window per passive-activation
-/// attempt (item 0x05). Without timing everything is instant, but the order of events is
+/// and reaction time (``CardTiming``), a silent card, or one reacting later than the chip's
+/// RF timeout (RFConfiguration item 0x02, counted from the end of the command to the start
+/// of the reply), costs that timeout, and a Polling nobody answers costs one Polling window
+/// per passive-activation attempt (item 0x05). Without timing everything is instant, but the order of events is
 /// the same.
 public struct PN532Emulator: Sendable {
     /// Which chip of the family answers. The RC-S956 runs Sony's own firmware on the same
@@ -427,11 +428,11 @@ public struct PN532Emulator: Sendable {
         guard let reply = toCard(packet, at: rate), let card else {
             return Outcome(frame: .response([responseCode, 0x01]), work: silentCardTime)
         }
-        let time = card.responseTime(to: packet, reply: reply, bitRate: rate)
-        if options.timing, let limit = Self.rfTimeout(code: communicationTimeout), time > limit {
+        // The RF timeout runs from the end of the command to the start of the reply.
+        if options.timing, let limit = Self.rfTimeout(code: communicationTimeout), card.reactionTime(to: packet) > limit {
             return Outcome(frame: .response([responseCode, 0x01]), work: limit)
         }
-        return Outcome(frame: .response([responseCode, 0x00] + reply), work: timed(time))
+        return Outcome(frame: .response([responseCode, 0x00] + reply), work: timed(card.responseTime(to: packet, reply: reply, bitRate: rate)))
     }
 
     /// InAutoPoll `60 PollNr Period Type×n` → `61 NbTg [Type Len TargetData]`. FeliCa types

@@ -16,7 +16,9 @@ import FeliCaReaderCodecs
 /// a well-formed frame with an unknown command gets the error frame.
 ///
 /// Timing (``Options/timing``): USB full-speed transfer time per 64-byte packet, the card's
-/// air and PMm response time, InCommRF's own timeout when the card stays silent. Without
+/// air time and reaction time (``CardTiming``), InCommRF's own timeout when the card stays
+/// silent or reacts later than the timeout (counted from the end of the command to the
+/// start of the reply). Without
 /// timing, silence still costs InCommRF's timeout (a host cannot tell silence sooner), but
 /// everything else is instant.
 public struct RCS380Emulator: Sendable {
@@ -232,8 +234,9 @@ public struct RCS380Emulator: Sendable {
         let silence = Outcome(frame: .response(.inCommRF(status: .receiveTimeout)), work: limit)
         if let taps = options.taps, !taps.isPresent(atExchange: cardExchanges) { return silence }
         guard let rate, !packet.isEmpty, let card, let reply = card.respond(to: packet, at: rate) else { return silence }
-        let time = card.responseTime(to: packet, reply: reply, bitRate: rate)
-        if options.timing, let limit, time > limit { return silence }
-        return Outcome(frame: .response(.inCommRF(packet: reply)), work: timed(time))
+        // InCommRF's timer runs from the end of the command to the start of the reply, so a
+        // card answering within its PMm bound beats a timeout of that bound (as nfcpy sets it).
+        if options.timing, let limit, card.reactionTime(to: packet) > limit { return silence }
+        return Outcome(frame: .response(.inCommRF(packet: reply)), work: timed(card.responseTime(to: packet, reply: reply, bitRate: rate)))
     }
 }

@@ -36,6 +36,14 @@ public enum LibNFCDevices {
         }
     }
 
+    /// Why a connection string cannot name a reader, when its driver is not one libnfc has
+    /// (a typo such as `pn532-uart`): the message lists the drivers. Nil for a known driver.
+    public static func unknownDriver(in connectionString: String) -> String? {
+        guard let driver = connectionString.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first,
+              !(LibNFCDiagnosis.drivers + LibNFCDiagnosis.optionalDrivers).contains(String(driver)) else { return nil }
+        return "libnfc has no driver named '\(driver)' (in connection string '\(connectionString)'): its drivers are \(LibNFCDiagnosis.drivers.joined(separator: ", ")), e.g. libnfc:pn532_uart:/dev/ttyUSB0 or libnfc:pn53x_usb:001:004"
+    }
+
     /// Why no reader could be opened, with what to do (for `felica doctor` and errors).
     public static func explainMissingReader(connectionString: String? = nil) -> String {
         LibNFCDiagnosis.reason(connectionString)
@@ -53,9 +61,8 @@ enum LibNFCDiagnosis {
     static let optionalDrivers = ["acr122_pcsc", "pcsc", "pn71xx"]
 
     static func openFailure(_ connstring: String?, context: OpaquePointer) -> FeliCaError {
-        if let connstring, let driver = connstring.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first,
-           !(drivers + optionalDrivers).contains(String(driver)) {
-            return FeliCaError(.badInput, "libnfc has no driver named '\(driver)' (in connection string '\(connstring)'): its drivers are \(drivers.joined(separator: ", ")), e.g. libnfc:pn532_uart:/dev/ttyUSB0 or libnfc:pn53x_usb:001:004")
+        if let connstring, let problem = LibNFCDevices.unknownDriver(in: connstring) {
+            return FeliCaError(.badInput, problem)
         }
         if connstring == nil && LibNFC.listDevices(context).isEmpty {
             return FeliCaError(.noReader, "no libnfc reader found: " + reason(nil))

@@ -33,18 +33,25 @@ public struct OptimizedOrder: Hashable, Sendable {
 /// (dominated), can only cover cards that an earlier code already covers, so they go to
 /// the end; the rest is solved exactly when at most ``defaultExactLimit`` codes remain.
 public enum OrderOptimizer {
-    /// Largest number of useful codes solved exactly (2^n × n steps; 20 takes about 0.1 s).
-    public static let defaultExactLimit = 20
+    /// Largest number of useful codes solved exactly: 2^n subsets of 8 bytes each
+    /// (24 codes: 128 MiB and 2^24 × 12 steps).
+    public static let defaultExactLimit = 24
+    /// Hard ceiling of the subset DP (its memory doubles with each code).
+    public static let exactCeiling = 24
+    /// Time a heuristic result may take, its lower bound's search included.
+    public static let defaultTimeLimit = Duration.seconds(8)
     /// Width of the windows the heuristic re-orders exactly.
     public static let windowWidth = 12
 
-    /// The best order: exact up to `exactLimit` useful codes, heuristic with a lower bound beyond.
-    public static func optimize(_ problem: OrderProblem, exactLimit: Int = defaultExactLimit) -> OptimizedOrder {
+    /// The best order: exact up to `exactLimit` useful codes, heuristic with a lower bound
+    /// beyond (the bound's search stops `timeLimit` after the start; more time can only
+    /// tighten it).
+    public static func optimize(_ problem: OrderProblem, exactLimit: Int = defaultExactLimit, timeLimit: Duration = defaultTimeLimit) -> OptimizedOrder {
+        let deadline = ContinuousClock().now.advanced(by: timeLimit)
         let (useful, tail) = reduce(problem)
         let order: [Int]
         let method: OptimizedOrder.Method
-        // 24 codes already need 2^24 states of 17 bytes: the hard ceiling of the DP.
-        if useful.count <= min(exactLimit, 24) {
+        if useful.count <= min(exactLimit, exactCeiling) {
             order = exactOrder(problem, codes: useful)
             method = .exact
         } else {
@@ -53,7 +60,7 @@ public enum OrderOptimizer {
         }
         let full = order + tail
         let cost = problem.cost(ofIndices: full)
-        let bound = method == .exact ? cost.weightedTime : lowerBound(problem, useful: useful)
+        let bound = method == .exact ? cost.weightedTime : lowerBound(problem, useful: useful, deadline: deadline)
         return OptimizedOrder(order: full.map { problem.codes[$0] }, cost: cost, method: method, lowerBound: bound)
     }
 
@@ -118,49 +125,94 @@ public enum OrderOptimizer {
     /// given weights and masks (bit i = holds code i), position k costing `times[start + k]`.
     /// Returns the best order as code bits.
     /// `before[c]`: bits of the codes that must precede code c (0 = free).
+    ///
+    /// With U(S) the weight of the cards no code of S detects and t(k) the time at
+    /// position k, an order S₁ ⊂ S₂ ⊂ … costs Σₖ t(k)·(U(Sₖ) − U(Sₖ₊₁)) =
+    /// t(0)·U(∅) + Σ_{k≥1} (t(k) − t(k−1))·U(Sₖ) − t(L−1)·U(S_L) (Abel summation, L the
+    /// positions the session reaches). So the best prefix ending in set S costs
+    /// (t(|S|) − t(|S|−1))·U(S) plus the best over its predecessors S∖{c}: one value per
+    /// subset, a plain minimum over its bits, and U and the values share one array
+    /// (U(S) is read just before the value of S overwrites it). 24 codes: 2^24 × 9 bytes.
     static func subsetDP(masks: [(mask: UInt32, weight: Double)], count m: Int, times: ArraySlice<Double?>, before: [UInt32]) -> [Int] {
-        let size = 1 << m
-        let full = UInt32(size - 1)
-        // g[T] = weight of cards whose mask ⊆ T (zeta transform); covered(S) = total − g[~S].
-        var g = [Double](repeating: 0, count: size)
-        var total = 0.0
-        for (mask, w) in masks { g[Int(mask)] += w; total += w }
-        for bit in 0..<m {
-            let b = 1 << bit
-            for t in 0..<size where t & b != 0 { g[t] += g[t ^ b] }
+        guard m > 0 else { return [] }
+        precondition(m <= 30, "subset DP over \(m) codes")
+        let size = 1 << m, full = size - 1
+        var t: [Double] = []
+        for k in 0..<m {
+            let i = times.startIndex + k
+            guard i < times.endIndex, let x = times[i] else { break }
+            t.append(x)
         }
-        var covered = [Double](repeating: 0, count: size)
-        for s in 0..<size { covered[s] = total - g[Int(full ^ UInt32(s))] }
-
-        var undetected = [Double](repeating: .infinity, count: size)
-        var weighted = [Double](repeating: .infinity, count: size)
-        var last = [UInt8](repeating: 0, count: size)
-        undetected[0] = 0
-        weighted[0] = 0
-        let base = times.startIndex
-        for s in 0..<size where undetected[s] < .infinity {
-            let k = s.nonzeroBitCount
-            let t = base + k < times.endIndex ? times[base + k] : nil
-            for c in 0..<m where s & (1 << c) == 0 && before[c] & ~UInt32(s) == 0 {
-                let n = s | (1 << c)
-                let newly = covered[n] - covered[s]
-                var u = undetected[s], w = weighted[s]
-                if let t { w += newly * t } else { u += newly }
-                if OrderCost(undetected: u, weightedTime: w) < OrderCost(undetected: undetected[n], weightedTime: weighted[n]) {
-                    undetected[n] = u
-                    weighted[n] = w
-                    last[n] = UInt8(c)
+        let reach = t.count           // positions the session reaches (≤ m)
+        var delta = [Double](repeating: 0, count: m + 1)
+        for k in stride(from: 1, to: min(reach, m), by: 1) { delta[k] = t[k] - t[k - 1] }
+        let constrained = before.contains { $0 != 0 }
+        /// Whether code c may be the last of set s (its predecessors are in s).
+        func allowed(_ c: Int, _ s: Int) -> Bool { !constrained || Int(before[c]) & ~(s ^ (1 << c)) == 0 }
+        var value = [Double](repeating: 0, count: size)
+        var chosen = reach == 0 ? 0 : full   // the set whose order is rebuilt
+        value.withUnsafeMutableBufferPointer { v in
+            // U(S) = Σ weight of cards with mask ∩ S = ∅, i.e. S ⊆ ~mask: a sum over supersets.
+            for (mask, w) in masks where mask != 0 { v[full ^ Int(mask)] += w }
+            for bit in 0..<m {
+                let b = 1 << bit
+                for base in stride(from: 0, to: size, by: 2 * b) {
+                    for i in base..<(base + b) { v[i] += v[i + b] }
+                }
+            }
+            var bestCost = OrderCost(undetected: .infinity, weightedTime: .infinity)
+            v[0] = 0
+            for s in 1..<size {
+                let k = s.nonzeroBitCount
+                if k > reach { v[s] = .infinity; continue }
+                var best = Double.infinity
+                var x = s
+                if constrained {
+                    while x != 0 {
+                        let c = x.trailingZeroBitCount
+                        x &= x - 1
+                        if allowed(c, s) { best = min(best, v[s ^ (1 << c)]) }
+                    }
+                } else {
+                    while x != 0 {
+                        best = min(best, v[s ^ (x & -x)])
+                        x &= x - 1
+                    }
+                }
+                let u = v[s]
+                if k == reach && reach < m {
+                    // The session ends here: fewest undetected first, then time.
+                    let cost = OrderCost(undetected: u, weightedTime: best - t[reach - 1] * u)
+                    if best < .infinity && cost < bestCost { (bestCost, chosen) = (cost, s) }
+                    v[s] = .infinity
+                } else {
+                    v[s] = best + delta[k] * u
                 }
             }
         }
+        // Walk back: a set's predecessor with the smallest value is on a best path.
         var order: [Int] = []
-        var s = size - 1
+        var s = chosen
         while s != 0 {
-            let c = Int(last[s])
-            order.append(c)
-            s &= ~(1 << c)
+            var pick = -1, best = Double.infinity
+            var x = s
+            while x != 0 {
+                let c = x.trailingZeroBitCount
+                x &= x - 1
+                if allowed(c, s), value[s ^ (1 << c)] <= best { (pick, best) = (c, value[s ^ (1 << c)]) }
+            }
+            order.append(pick)
+            s ^= 1 << pick
         }
-        return order.reversed()
+        order.reverse()
+        // Codes past the session's end: any order that keeps the constraints.
+        var placed = UInt32(truncatingIfNeeded: chosen)
+        while order.count < m {
+            let c = (0..<m).first { placed & (1 << UInt32($0)) == 0 && before[$0] & ~placed == 0 }!
+            order.append(c)
+            placed |= 1 << UInt32(c)
+        }
+        return order
     }
 
     /// Exact order of `codes` (indices into the problem's codes).
@@ -265,10 +317,9 @@ public enum OrderOptimizer {
     /// A weighted time no order of the useful codes can beat. With t(k) the time at
     /// position k (non-decreasing) and U_k the weight still uncovered after k codes,
     /// any order costs t(0)·D + Σ_{k≥1} (t(k) − t(k−1))·U_k, and U_k ≥ D − C_k where C_k
-    /// bounds what k codes can cover: exact by enumeration while that is cheap, then
-    /// C_{k+1} ≤ min(C_k + largest single cover, C_k·(k+1)/k, sum of the k+1 largest covers).
+    /// bounds what any k codes can cover (``CoverageBounds``, searched until `deadline`).
     /// Nil when the session limit cuts the list or the times decrease somewhere.
-    static func lowerBound(_ problem: OrderProblem, useful: [Int]) -> Double? {
+    static func lowerBound(_ problem: OrderProblem, useful: [Int], deadline: ContinuousClock.Instant) -> Double? {
         let m = useful.count
         guard m > 0 else { return 0 }
         var times: [Double] = []
@@ -276,98 +327,16 @@ public enum OrderOptimizer {
             guard let t = problem.positionTimes[k], times.last.map({ t >= $0 }) ?? true else { return nil }
             times.append(t)
         }
-        let cards = problem.population.cards
-        let words = (cards.count + 63) / 64
-        var sets = [[UInt64]](repeating: [UInt64](repeating: 0, count: words), count: m)
         var bitOf = [Int: Int]()
         for (i, j) in useful.enumerated() { bitOf[j] = i }
-        var detectable = 0.0
-        for (card, held) in problem.cardCodes.enumerated() {
-            var any = false
-            for j in held { if let b = bitOf[j] { sets[b][card / 64] |= 1 << UInt64(card % 64); any = true } }
-            if any { detectable += cards[card].weight }
+        let cards = zip(problem.cardCodes, problem.population.cards).map { held, card in
+            (codes: held.compactMap { bitOf[$0] }, weight: card.weight)
         }
-        // Weight of a card set by byte lookups: table[(word × 8 + byte) × 256 + value].
-        var table = [Double](repeating: 0, count: words * 8 * 256)
-        for (card, c) in cards.enumerated() where c.weight > 0 {
-            let slot = card / 8, bit = card % 8
-            for value in 0..<256 where value & (1 << bit) != 0 { table[slot * 256 + value] += c.weight }
-        }
-        func weight(_ bits: [UInt64]) -> Double {
-            var w = 0.0
-            for (i, word) in bits.enumerated() where word != 0 {
-                var x = word
-                var slot = i * 8
-                while x != 0 {
-                    w += table[slot * 256 + Int(x & 0xFF)]
-                    x >>= 8
-                    slot += 1
-                }
-            }
-            return w
-        }
-        let singleWeights = sets.map(weight)
-        let singles = singleWeights.sorted(by: >)
-        // Codes by decreasing cover, so branch and bound meets good sets first.
-        let byWeight = (0..<m).sorted { singleWeights[$0] > singleWeights[$1] }
-        var bound = [Double](repeating: detectable, count: m + 1)   // bound[k] ≥ best cover by k codes
-        bound[0] = 0
-        let ordered = byWeight.map { sets[$0] }
-        for k in 1..<m {
-            let searched = maxCoverageBound(k: k, sets: ordered, weight: weight, nodeBudget: max(1000, totalNodeBudget / m))
-            let chained = min(singles.prefix(k).reduce(0, +), bound[k - 1] + singles[0], k > 1 ? bound[k - 1] * Double(k) / Double(k - 1) : detectable)
-            bound[k] = min(detectable, searched, chained)
-        }
+        let detectable = cards.reduce(0.0) { $1.codes.isEmpty ? $0 : $0 + $1.weight }
+        let cover = CoverageBounds(cards: cards, codeCount: m).bounds(deadline: deadline)
         var total = times[0] * detectable
-        for k in 1..<m { total += (times[k] - times[k - 1]) * max(0, detectable - bound[k]) }
+        for k in 1..<m { total += (times[k] - times[k - 1]) * max(0, detectable - cover[k]) }
         return total
-    }
-
-    /// Branch-and-bound nodes spent on maximum coverage, shared by the k = 1 … m − 1
-    /// searches, before each settles for a bound (keeps 150 codes to seconds).
-    static let totalNodeBudget = 480_000
-
-    /// An upper bound on the weight `k` of `sets` can cover: branch and bound over the
-    /// sets (include / skip), pruning a branch when its cover plus the k − c largest
-    /// marginal gains left cannot beat the best found. Exact when the search finishes
-    /// within `nodeBudget` nodes; otherwise the largest bound of the branches left open.
-    static func maxCoverageBound(k: Int, sets: [[UInt64]], weight: ([UInt64]) -> Double, nodeBudget: Int) -> Double {
-        let m = sets.count, words = sets.first?.count ?? 0
-        var best = 0.0, open = 0.0, nodes = 0
-        // Greedy cover first: a good incumbent prunes most of the tree.
-        var greedyUnion = [UInt64](repeating: 0, count: words)
-        for _ in 0..<min(k, m) {
-            var pick = 0, pickGain = -1.0
-            for j in 0..<m {
-                var fresh = sets[j]
-                for w in 0..<words { fresh[w] &= ~greedyUnion[w] }
-                let g = weight(fresh)
-                if g > pickGain { pick = j; pickGain = g }
-            }
-            for w in 0..<words { greedyUnion[w] |= sets[pick][w] }
-        }
-        best = weight(greedyUnion)
-        func search(_ chosen: Int, _ index: Int, _ union: [UInt64], _ covered: Double) {
-            best = max(best, covered)
-            guard chosen < k, index < m else { return }
-            var gains: [Double] = []
-            gains.reserveCapacity(m - index)
-            for j in index..<m {
-                var fresh = sets[j]
-                for w in 0..<words { fresh[w] &= ~union[w] }
-                gains.append(weight(fresh))
-            }
-            let optimistic = covered + gains.sorted(by: >).prefix(k - chosen).reduce(0, +)
-            if optimistic <= best + 1e-12 { return }
-            nodes += 1
-            if nodes > nodeBudget { open = max(open, optimistic); return }
-            var with = union
-            for w in 0..<words { with[w] |= sets[index][w] }
-            search(chosen + 1, index + 1, with, covered + gains[0])
-            search(chosen, index + 1, union, covered)
-        }
-        search(0, 0, [UInt64](repeating: 0, count: words), 0)
-        return max(best, open)
     }
 }
 

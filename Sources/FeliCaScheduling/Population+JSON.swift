@@ -1,6 +1,6 @@
 import FeliCa
 import FeliCaJSON
-import Foundation
+import FeliCaTransportSupport
 
 extension Population {
     /// Parses `{"cards":[{"name":..., "weight":..., "systems":["0003","fe00"]}]}`.
@@ -55,16 +55,10 @@ extension Population {
 
     /// Reads a population file.
     public static func load(path: String) throws(FeliCaError) -> Population {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw FeliCaError(.badInput, "population \(path): no such file")
-        }
-        if isDirectory.boolValue { throw FeliCaError(.badInput, "population \(path): is a directory, not a population file") }
         let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw FeliCaError(.badInput, "population \(path): cannot read it as UTF-8 text (\(error.localizedDescription))")
+        switch SystemCalls.readText(path) {
+        case .success(let t): text = t
+        case .failure(let e): throw FeliCaError(.badInput, "population \(path): cannot read it: \(e.reason)")
         }
         return try Population(jsonText: text, source: path)
     }

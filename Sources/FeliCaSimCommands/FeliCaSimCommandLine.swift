@@ -58,9 +58,16 @@ enum SimOptions {
         "taps", value: "present:absent", help: "Tap the card over and over: in the field for <present> packets, away for <absent>, repeat.")) { text throws(UsageError) in
         do throws(FeliCaError) { return try CardTaps(parsing: text) } catch { throw UsageError("option '--taps': \(error.reason)") }
     }
-    /// `--timing rf`: take as long as the real hardware.
+    /// `--timing rf`: take as long as the real hardware, the card answering in its typical
+    /// time; `--timing rf-worst-case`: the card answering at its PMm bound.
     static func timing(_ help: String) -> Option<String> {
-        Option(OptionSpec("timing", value: "model", help: help, kind: .choice(["rf"])))
+        Option(OptionSpec("timing", value: "model", help: help + " rf-worst-case: the same, with the card answering at its PMm bound.",
+                          kind: .choice(["rf", "rf-worst-case"])))
+    }
+
+    /// The card timing `--timing` asked for; nil = no timing.
+    static func cardTiming(_ value: String?) -> CardTiming? {
+        value.map { $0 == "rf-worst-case" ? .worstCase : .typical }
     }
 
     /// `--card` or `--no-card`, exactly one of them: the card, nil for an empty field.

@@ -38,7 +38,7 @@ struct PN532SimCommand: CLICommand {
     }
 
     static let linkOption = Option(OptionSpec("link", value: "path", help: "Also make <path> a symlink to the terminal (removed on exit).", kind: .file))
-    static let timingOption = SimOptions.timing("rf: take as long as a real PN532 at 115200 baud and a real card (UART, air and PMm time).")
+    static let timingOption = SimOptions.timing("rf: take as long as a real PN532 at 115200 baud and a real card (UART and air time; the card answers in half its PMm bound).")
     static let faultOption = Option(OptionSpec(
         "fault", value: "kind@n", help: "Inject a fault: corrupt@N, drop-ack@N, late@N[:MS] (repeatable).", repeatable: true)) { spec throws(UsageError) in
         do throws(FeliCaError) { return try PN532Fault(parsing: spec) } catch { throw UsageError("option '--fault': \(error.reason)") }
@@ -47,7 +47,7 @@ struct PN532SimCommand: CLICommand {
 
     let card: String?
     let link: String?
-    let timing: Bool
+    let timing: CardTiming?
     let faults: [PN532Fault]
     let removeAfter: Int?
     let taps: PN532Emulator.Taps?
@@ -55,7 +55,7 @@ struct PN532SimCommand: CLICommand {
     init(_ args: ParsedArguments) throws(UsageError) {
         card = try SimOptions.cardOrNone(args)
         link = try args.value(Self.linkOption)
-        timing = try args.value(Self.timingOption) == "rf"
+        timing = SimOptions.cardTiming(try args.value(Self.timingOption))
         faults = try args.values(Self.faultOption)
         removeAfter = try args.value(Self.removeAfterOption)
         if removeAfter != nil && card == nil { throw UsageError("--remove-after needs a card") }
@@ -64,13 +64,13 @@ struct PN532SimCommand: CLICommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let virtual = try card.map { name throws(FeliCaError) in try VirtualCard.named(name) }
+        let virtual = try card.map { name throws(FeliCaError) in try VirtualCard.named(name, timing: timing ?? .typical) }
         if let removeAfter { virtual?.removeAfter(exchanges: removeAfter) }
         if let virtual { CardReinsertion.install { virtual.isPresent = true } }
-        let server = try PN532Server(card: virtual, options: .init(timing: timing, faults: faults, taps: taps), link: link)
+        let server = try PN532Server(card: virtual, options: .init(timing: timing != nil, faults: faults, taps: taps), link: link)
         server.start()
         console.line(server.connectionString)
-        console.diag("PN532 emulator on \(server.path)\(link.map { " (link \($0))" } ?? "") with \(card.map { "card \($0)" } ?? "no card")\(timing ? ", rf timing" : ""); stop with Ctrl-C")
+        console.diag("PN532 emulator on \(server.path)\(link.map { " (link \($0))" } ?? "") with \(card.map { "card \($0)" } ?? "no card")\(timing.map { ", rf timing (card: \($0.rawValue))" } ?? ""); stop with Ctrl-C")
         console.diag("  felica poll --device libnfc:\(server.connectionString)")
         console.diag("  LIBNFC_DEVICE=\(server.connectionString) nfc-list")
         let signal = await Self.waitForTermination()

@@ -37,7 +37,7 @@ struct RCS380SimCommand: CLICommand {
             ])
     }
 
-    static let timingOption = SimOptions.timing("rf: take as long as a real reader and card (USB, air and PMm time).")
+    static let timingOption = SimOptions.timing("rf: take as long as a real reader and card (USB and air time; the card answers in half its PMm bound).")
     static let faultOption = Option(OptionSpec(
         "fault", value: "kind@n", help: "Inject a fault: corrupt@N, drop-ack@N, late@N[:MS], unplug@N (repeatable).", repeatable: true)) { spec throws(UsageError) in
         do throws(FeliCaError) { return try RCS380Fault(parsing: spec) } catch { throw UsageError("option '--fault': \(error.reason)") }
@@ -51,6 +51,7 @@ struct RCS380SimCommand: CLICommand {
         kind: .choice(["held", "detachable"])))
 
     let card: String?
+    let cardTiming: CardTiming
     let options: RCS380Emulator.Options
     let removeAfter: Int?
     let product: String
@@ -60,7 +61,9 @@ struct RCS380SimCommand: CLICommand {
     init(_ args: ParsedArguments) throws(UsageError) {
         card = try SimOptions.cardOrNone(args)
         let taps = try args.value(SimOptions.taps)
-        options = RCS380Emulator.Options(timing: try args.value(Self.timingOption) == "rf", faults: try args.values(Self.faultOption), taps: taps)
+        let timing = SimOptions.cardTiming(try args.value(Self.timingOption))
+        cardTiming = timing ?? .typical
+        options = RCS380Emulator.Options(timing: timing != nil, faults: try args.values(Self.faultOption), taps: taps)
         removeAfter = try args.value(Self.removeAfterOption)
         if removeAfter != nil && card == nil { throw UsageError("--remove-after needs a card") }
         if taps != nil && card == nil { throw UsageError("--taps needs a card") }
@@ -71,7 +74,7 @@ struct RCS380SimCommand: CLICommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let virtual = try card.map { name throws(FeliCaError) in try VirtualCard.named(name) }
+        let virtual = try card.map { name throws(FeliCaError) in try VirtualCard.named(name, timing: cardTiming) }
         if let removeAfter { virtual?.removeAfter(exchanges: removeAfter) }
         var bridgeOptions: [String] = []
         if let kernelDriver {

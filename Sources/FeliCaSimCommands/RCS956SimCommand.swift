@@ -43,14 +43,14 @@ struct RCS956SimCommand: CLICommand {
     }
 
     let card: String?
-    let timing: Bool
+    let timing: CardTiming?
     let faults: [PN532Fault]
     let removeAfter: Int?
     let command: [String]
 
     init(_ args: ParsedArguments) throws(UsageError) {
         card = try SimOptions.cardOrNone(args)
-        timing = try args.value(RCS380SimCommand.timingOption) == "rf"
+        timing = SimOptions.cardTiming(try args.value(RCS380SimCommand.timingOption))
         faults = try args.values(Self.faultOption)
         removeAfter = try args.value(PN532SimCommand.removeAfterOption)
         if removeAfter != nil && card == nil { throw UsageError("--remove-after needs a card") }
@@ -59,9 +59,9 @@ struct RCS956SimCommand: CLICommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let virtual = try card.map { name throws(FeliCaError) in try VirtualCard.named(name) }
+        let virtual = try card.map { name throws(FeliCaError) in try VirtualCard.named(name, timing: timing ?? .typical) }
         if let removeAfter { virtual?.removeAfter(exchanges: removeAfter) }
-        let emulator = PN532Emulator(card: virtual, options: .init(chip: .rcs956, timing: timing, faults: faults))
+        let emulator = PN532Emulator(card: virtual, options: .init(chip: .rcs956, timing: timing != nil, faults: faults))
         return try await USBBridge.run(command, device: Self.device, emulator: emulator, name: "rcs956", console: console)
     }
 }

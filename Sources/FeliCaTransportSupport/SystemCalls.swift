@@ -34,4 +34,21 @@ public enum SystemCalls {
             bytes += buffer[0..<n]
         }
     }
+
+    /// The text of the file at `path`, or why it could not be had, in plain words:
+    /// `No such file or directory`, `Is a directory`, `not UTF-8 text`.
+    public static func readText(_ path: String) -> Result<String, ReadFailure> {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(ReadFailure(reason: String(cString: strerror(errno)))) }
+        defer { Glibc.close(fd) }
+        guard let bytes = readToEnd(fd) else { return .failure(ReadFailure(reason: String(cString: strerror(errno)))) }
+        guard let text = String(validating: bytes, as: UTF8.self) else { return .failure(ReadFailure(reason: "not UTF-8 text")) }
+        return .success(text)
+    }
+
+    /// Why ``readText(_:)`` got no text.
+    public struct ReadFailure: Error, Sendable {
+        /// In words, for a message that names the file.
+        public var reason: String
+    }
 }

@@ -149,7 +149,7 @@ func purseHelp(_ command: String) throws {
     #expect(probed.status == 0)
     #expect(probed.stderr.isEmpty, "\(probed.stderr)")
     #expect(probed.stdout == "Transit IC     ¥1,234\n")
-    let skipNote = "note: common area FE00 not probed: the chip is a transit-card IC (PMm IC 0b), whose common area holds no e-money purse (--all-systems probes it)\n"
+    let skipNote = "common area FE00 not probed: the chip is a transit-card IC (PMm IC 0b), whose common area holds no e-money purse (--all-systems probes it)\n"
     let skipped = try run(["balance", "--device", "virtual:suica"])
     #expect(skipped.stdout == "Transit IC     ¥1,234\n" + skipNote)
     #expect(skipped.stderr.isEmpty)

@@ -144,7 +144,7 @@ func randomProblem(seed: UInt64, codes n: Int, cards: Int, limitAt: Int? = nil, 
 
     @Test func beyondTheExactLimitTheHeuristicReportsAGap() throws {
         let problem = try randomProblem(seed: 7, codes: 22, cards: 60)
-        let r = OrderOptimizer.optimize(problem)
+        let r = OrderOptimizer.optimize(problem, exactLimit: 20, timeLimit: .seconds(2))
         #expect(r.method == .heuristic)
         #expect(r.lowerBound != nil && r.gap! < 1)
         #expect(!(OrderOptimizer.greedy(problem).isEmpty))
@@ -206,5 +206,79 @@ func randomProblem(seed: UInt64, codes n: Int, cards: Int, limitAt: Int? = nil, 
         let heuristic = OrderOptimizer.optimize(problem, exactLimit: 4)
         #expect(heuristic.method == .heuristic)
         #expect(heuristic.cost.weightedTime <= exact.cost.weightedTime * 1.005, "seed \(seed): \(heuristic.cost.weightedTime) vs \(exact.cost.weightedTime)")
+    }
+}
+
+@Suite struct CoverageBoundTests {
+    /// Random cards over `m` codes, each holding 1-4 of them.
+    func cards(seed: UInt64, codes m: Int, count: Int) -> [(codes: [Int], weight: Double)] {
+        var rng = SeededRandom(state: seed)
+        return (0..<count).map { _ in
+            (codes: Array(Set((0..<Int.random(in: 1...4, using: &rng)).map { _ in Int.random(in: 0..<m, using: &rng) })).sorted(),
+             weight: Double.random(in: 0.01...1, using: &rng) / Double(count))
+        }
+    }
+
+    /// The most weight any k codes cover, by trying every subset.
+    func bruteForce(_ cards: [(codes: [Int], weight: Double)], codes m: Int) -> [Double] {
+        var best = [Double](repeating: 0, count: m + 1)
+        for s in 0..<(1 << m) {
+            let covered = cards.reduce(0.0) { $1.codes.contains { s & (1 << $0) != 0 } ? $0 + $1.weight : $0 }
+            best[s.nonzeroBitCount] = max(best[s.nonzeroBitCount], covered)
+        }
+        return best
+    }
+
+    /// Given time, both searches finish: the bounds are the true maxima (to rounding).
+    @Test(arguments: Array(UInt64(1)...UInt64(12)))
+    func boundsMatchBruteForce(seed: UInt64) {
+        let m = 6 + Int(seed % 5)        // 6...10 codes
+        let c = cards(seed: seed, codes: m, count: 10 + Int(seed * 7 % 50))
+        let exact = bruteForce(c, codes: m)
+        let bounds = CoverageBounds(cards: c, codeCount: m).bounds(deadline: ContinuousClock().now.advanced(by: .seconds(60)))
+        for k in 0...m {
+            #expect(bounds[k] >= exact[k] - 1e-12, "seed \(seed), k \(k): bound \(bounds[k]) below the best cover \(exact[k])")
+            #expect(bounds[k] <= exact[k] + 1e-6, "seed \(seed), k \(k): bound \(bounds[k]) not tight (best \(exact[k]))")
+        }
+    }
+
+    /// Out of time at once, the bounds come from the single covers alone and still hold.
+    @Test(arguments: Array(UInt64(20)...UInt64(25)))
+    func boundsWithoutSearchStillHold(seed: UInt64) {
+        let m = 10
+        let c = cards(seed: seed, codes: m, count: 80)
+        let exact = bruteForce(c, codes: m)
+        let bounds = CoverageBounds(cards: c, codeCount: m).bounds(deadline: ContinuousClock().now)
+        for k in 0...m { #expect(bounds[k] >= exact[k] - 1e-12, "seed \(seed), k \(k)") }
+    }
+
+    /// Beyond the exact limit the lower bound never exceeds the optimum, with time or without.
+    @Test(arguments: Array(UInt64(200)...UInt64(205)))
+    func lowerBoundBelowTheOptimum(seed: UInt64) throws {
+        let problem = try randomProblem(seed: seed, codes: 16, cards: 150)
+        let exact = OrderOptimizer.optimize(problem)
+        #expect(exact.method == .exact)
+        for limit in [Duration.zero, .seconds(30)] {
+            let heuristic = OrderOptimizer.optimize(problem, exactLimit: 4, timeLimit: limit)
+            let bound = try #require(heuristic.lowerBound)
+            #expect(bound <= exact.cost.weightedTime + 1e-9, "seed \(seed), limit \(limit): bound \(bound) above the optimum \(exact.cost.weightedTime)")
+        }
+        // With time the bound is close on these (0.5-2.2 % below the optimum when written).
+        let timed = try #require(OrderOptimizer.optimize(problem, exactLimit: 4, timeLimit: .seconds(30)).lowerBound)
+        #expect(timed >= exact.cost.weightedTime * 0.97, "seed \(seed): bound \(timed) vs optimum \(exact.cost.weightedTime)")
+    }
+}
+
+@Suite struct ExactAtScaleTests {
+    /// Eight codes, a session limit and order constraints: the DP against every permutation.
+    @Test(arguments: Array(UInt64(300)...UInt64(303)))
+    func eightCodesMatchBruteForce(seed: UInt64) throws {
+        let problem = try randomProblem(seed: seed, codes: 8, cards: 40, limitAt: seed % 2 == 0 ? 6 : nil, constraints: Int(seed % 3))
+        let brute = OrderOptimizer.bruteForce(problem)
+        let best = OrderOptimizer.optimize(problem)
+        #expect(best.method == .exact)
+        #expect(problem.satisfiesPrecedence(best.order))
+        #expect(abs(best.cost.undetected - brute.cost.undetected) < 1e-9 && abs(best.cost.weightedTime - brute.cost.weightedTime) < 1e-9,
+                "seed \(seed): \(best.cost) vs brute force \(brute.cost)")
     }
 }

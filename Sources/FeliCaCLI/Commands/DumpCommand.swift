@@ -65,6 +65,10 @@ struct DumpCommand: CLICommand {
         if let partial = image.extra["partial"], let reason = partial["error"]?.stringValue {
             out += "PARTIAL DUMP: \(reason)\n"
         }
+        // What the card did not answer, as the image's `notes` carry it in JSON.
+        for n in image.extra["notes"]?.arrayValue ?? [] {
+            if let text = n.stringValue { out += "INCOMPLETE: \(text)\n" }
+        }
         for (i, system) in image.systems.enumerated() {
             out += "System \(system.code)" + (system.code.knownName.map { " (\($0))" } ?? "") + "  IDm \(image.idm(ofSystem: i))"
             if let p = system.pmm { out += "  PMm \(p)" }

@@ -41,9 +41,10 @@ struct ReadCommand: CLICommand {
         var out: [Int] = []
         for part in s.split(separator: ",", omittingEmptySubsequences: false) {
             let ends = part.split(separator: "-", omittingEmptySubsequences: false)
-            guard (1...2).contains(ends.count), let lo = Int(ends[0]), let hi = Int(ends.last!), lo >= 0, hi >= lo, hi <= 0xFFFF else {
+            guard (1...2).contains(ends.count), let lo = Int(ends[0]), let hi = Int(ends.last!), lo >= 0, hi <= 0xFFFF else {
                 throw UsageError("option '--blocks': \"\(part)\" is not a block number or range like 0-11")
             }
+            guard hi >= lo else { throw UsageError("option '--blocks': the range \"\(part)\" runs backwards, so it holds no block; write \(hi)-\(lo)") }
             out += Array(lo...hi)
         }
         guard out.count <= 4096 else { throw UsageError("option '--blocks': \(out.count) blocks is more than 4096") }
