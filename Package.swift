@@ -41,9 +41,9 @@ let package = Package(
         // reader selector, whole-buffer reads and writes.
         .target(name: "FeliCaTransportSupport", swiftSettings: strict),
         .target(name: "FeliCaCards", dependencies: ["FeliCa"], swiftSettings: strict),
-        .target(name: "FeliCaTrace", dependencies: ["FeliCa", "FeliCaJSON"], swiftSettings: strict),
+        .target(name: "FeliCaTrace", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaTransportSupport"], swiftSettings: strict),
         // Cards made of data: card images, the virtual card, the sample cards. Product, not test scaffolding.
-        .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaCards"], swiftSettings: strict),
+        .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaTransportSupport"], swiftSettings: strict),
         // Stand-ins for readers: the PN532/RC-S956, RC-S380 and vpcd emulators and the servers that put them
         // on a pseudo-terminal, a umockdev USB bus or vpcd's socket. Only felica-sim and the tests link it.
         .target(name: "FeliCaEmulators", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaSimulation", "FeliCaTransportSupport"], swiftSettings: strict),
@@ -71,7 +71,7 @@ let package = Package(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
         // History kept across readings: SQLite database, merge by card and sequence, CSV export.
-        .target(name: "FeliCaHistory", dependencies: ["FeliCa", "FeliCaCards", "CSQLite"], swiftSettings: strict),
+        .target(name: "FeliCaHistory", dependencies: ["FeliCa", "FeliCaCards", "FeliCaTransportSupport", "CSQLite"], swiftSettings: strict),
         .target(
             name: "FeliCaCLI",
             dependencies: [

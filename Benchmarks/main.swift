@@ -1,5 +1,5 @@
 // Benchmarks print figures; run with `swift run -c release Benchmarks [section ...]`.
-// Sections: codec, session, libnfc, usb, nfcpy, order, pcsc, cards, memory, history.
+// Sections: codec, session, libnfc, usb, nfcpy, order, pcsc, cards, memory, history, kiosk.
 print("# felica benchmarks (release build expected; debug figures are meaningless)")
 codecBenchmarks()
 await sessionBenchmarks()
@@ -11,3 +11,4 @@ await pcscBenchmarks()
 await cardBenchmarks()
 await memoryBenchmarks()
 await historyBenchmarks()
+await kioskBenchmarks()

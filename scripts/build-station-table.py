@@ -1,29 +1,33 @@
 #!/usr/bin/env python3
-"""Rebuilds Sources/FeliCaCards/StationData.swift from a station code CSV.
+"""Rebuilds Sources/FeliCaCards/StationData.swift from station code CSVs.
 
-Usage: scripts/build-station-table.py SOURCE.csv [OUT.swift]
+Usage: scripts/build-station-table.py SOURCE.csv [--add-decimal MORE.csv] [-o OUT.swift]
 
-SOURCE.csv has the columns of the public tables that descend from IC SFCard Fan's
-list: area, line, station (hexadecimal), company, line name, station name, remark;
-a header row first. The table we ship comes from soltia48/suica-viewer's
-assets/station_codes.csv (see NOTICE); to refresh it:
+Both files have the columns of the public tables that descend from IC SFCard Fan's list:
+area, line, station, company, line name, station name, remark; a header row first.
+SOURCE.csv writes the codes in hexadecimal, MORE.csv in decimal. Every row of SOURCE.csv
+is kept; MORE.csv only adds the stations SOURCE.csv lacks (its rows for a key SOURCE.csv
+already names are left out, whatever they say). The table we ship is built from
+soltia48/suica-viewer's assets/station_codes.csv with kuwayamamasayuki/ICCardManager's
+StationCode.csv added (both MIT; see NOTICE for the commits):
 
     git clone https://github.com/soltia48/suica-viewer /tmp/sv
-    scripts/build-station-table.py /tmp/sv/assets/station_codes.csv
+    git clone https://github.com/kuwayamamasayuki/ICCardManager /tmp/icm
+    scripts/build-station-table.py /tmp/sv/assets/station_codes.csv \
+        --add-decimal /tmp/icm/ICCardManager/src/ICCardManager/Resources/StationCode.csv
+
+It prints, on stderr, what the second table added, by company and by line.
 
 The output is one Swift raw string, parsed lazily by StationTable.bundled: a line
 "=AREA,LINE,company,line name" (hex codes) opens a group, each following line
 "STATION,name" names one station of it. "-" or an empty company/line name is unknown.
-A key listed twice keeps its first row (the rest are reported on stderr).
+A key listed twice in one file keeps its first row (the rest are reported on stderr).
 """
 import csv
 import sys
 
-def main():
-    if len(sys.argv) not in (2, 3):
-        sys.exit(__doc__)
-    src = sys.argv[1]
-    out = sys.argv[2] if len(sys.argv) == 3 else "Sources/FeliCaCards/StationData.swift"
+def load(src, base):
+    """The rows of one CSV by (area, line, station): (company, line name, station name)."""
     rows = {}
     with open(src, encoding="utf-8-sig", newline="") as f:
         reader = csv.reader(f)
@@ -34,11 +38,12 @@ def main():
             if len(r) < 6:
                 sys.exit(f"{src}:{n}: {len(r)} columns, expected at least 6")
             try:
-                key = tuple(int(c.strip(), 16) for c in r[:3])
+                key = tuple(int(c.strip(), base) for c in r[:3])
             except ValueError:
-                sys.exit(f"{src}:{n}: area/line/station {r[:3]} are not hexadecimal numbers")
+                kind = "hexadecimal" if base == 16 else "decimal"
+                sys.exit(f"{src}:{n}: area/line/station {r[:3]} are not {kind} numbers")
             if not (key[0] <= 3 and key[1] <= 255 and key[2] <= 255):
-                sys.exit(f"{src}:{n}: {r[:3]} is out of range (area 0-3, line and station 0-FF)")
+                sys.exit(f"{src}:{n}: {r[:3]} is out of range (area 0-3, line and station 0-255)")
             company, line, name = (c.strip() for c in r[3:6])
             for field in (company, line, name):
                 if any(ch in field for ch in ",\n\r\"#") :
@@ -50,6 +55,42 @@ def main():
                       f"kept {rows[key][2]!r}", file=sys.stderr)
                 continue
             rows[key] = (company if company != "-" else "", line if line != "-" else "", name)
+    return rows
+
+
+def main():
+    args = sys.argv[1:]
+    out = "Sources/FeliCaCards/StationData.swift"
+    more = None
+    if "-o" in args:
+        i = args.index("-o")
+        if i + 1 >= len(args):
+            sys.exit(__doc__)
+        out = args[i + 1]
+        del args[i:i + 2]
+    if "--add-decimal" in args:
+        i = args.index("--add-decimal")
+        if i + 1 >= len(args):
+            sys.exit(__doc__)
+        more = args[i + 1]
+        del args[i:i + 2]
+    if len(args) != 1:
+        sys.exit(__doc__)
+    rows = load(args[0], 16)
+    if more:
+        added = {k: v for k, v in load(more, 10).items() if k not in rows}
+        by_company, by_line = {}, {}
+        for key, (company, line, _name) in added.items():
+            by_company[company or "-"] = by_company.get(company or "-", 0) + 1
+            group = (key[0], key[1], company or "-", line or "-")
+            by_line[group] = by_line.get(group, 0) + 1
+        print(f"{more}: {len(added)} stations added to the {len(rows)} of {args[0]}", file=sys.stderr)
+        for company, count in sorted(by_company.items(), key=lambda c: (-c[1], c[0])):
+            print(f"  company {company}: +{count}", file=sys.stderr)
+        for (area, line, company, name), count in sorted(by_line.items()):
+            had = sum(1 for k in rows if k[0] == area and k[1] == line)
+            print(f"  area {area:X} line {line:X} ({company} {name}): +{count} (had {had})", file=sys.stderr)
+        rows.update(added)
     body = []
     group = None
     for key in sorted(rows):

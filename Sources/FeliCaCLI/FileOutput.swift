@@ -25,7 +25,8 @@ public enum FileOutput {
             return
         }
         let tmp = path + ".tmp-\(getpid())"
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        // Private by default; a rewrite keeps the mode the file had.
+        let fd = SystemCalls.createReplacement(tmp, for: path)
         guard fd >= 0 else { throw failure("cannot write \(path)") }
         var error = writeAll(fd, bytes)
         if error == 0 && fsync(fd) != 0 { error = errno }

@@ -4,7 +4,7 @@
 public struct HistoryError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of failure this is; extensible, compared by identity.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: String, Hashable, Sendable { case cannotOpen, sqlite, newerSchema, busy, incompleteReading, notADatabase }
+        private enum Base: String, Hashable, Sendable { case cannotOpen, sqlite, newerSchema, busy, incompleteReading, notADatabase, notOurs, noDatabase }
         private let base: Base
         private init(_ base: Base) { self.base = base }
 
@@ -20,6 +20,10 @@ public struct HistoryError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let incompleteReading = Code(.incompleteReading)
         /// The file is not an SQLite database.
         public static let notADatabase = Code(.notADatabase)
+        /// The file is another program's SQLite database, which felica leaves as it is.
+        public static let notOurs = Code(.notOurs)
+        /// There is no database at the path a read-only command was given.
+        public static let noDatabase = Code(.noDatabase)
 
         public var description: String { base.rawValue }
     }

@@ -1,3 +1,5 @@
+import FeliCaTransportSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,9 +20,18 @@ public final class HistoryStore {
     /// The schema this code writes. Older files are migrated on open; newer ones refused.
     public static let schemaVersion = 2
 
+    /// `PRAGMA application_id` of a felica history ("FeLi"), set when felica creates or
+    /// migrates a file, so that another program's SQLite file is never taken for one.
+    public static let applicationID = 0x4665_4C69
+
+    /// The tables felica makes (files from before the application id are known by them).
+    static let ourTables: Set<String> = ["readings", "records", "gaps"]
+
     let db: SQLiteConnection
     /// The file.
     public var path: String { db.path }
+    /// True when opened with ``init(readingAt:busyTimeoutMilliseconds:)``: nothing is written.
+    public let isReadOnly: Bool
 
     /// Called with the number (from 1) of each statement of a save before it runs; tests
     /// use it to stop the process at every point of a save.
@@ -28,18 +39,50 @@ public final class HistoryStore {
 
     /// Opens (creating it and its directory when missing) and migrates the database.
     /// `upTo` stops migrations at an older version (tests of migrations only).
+    ///
+    /// A new file and directory are the owner's only (0600, 0700) whatever the umask; an
+    /// existing file keeps its mode, and SQLite gives its `-wal` and `-shm` the same. An
+    /// existing file is looked at read-only first: one that is not a felica history (see
+    /// ``applicationID``) or was written by a newer felica is refused before a byte of it
+    /// changes.
     public init(path: String, busyTimeoutMilliseconds: Int32 = 15_000, upTo version: Int = HistoryStore.schemaVersion) throws(HistoryError) {
-        try Self.makeParentDirectory(of: path)
-        db = try SQLiteConnection(path: path, busyTimeout: busyTimeoutMilliseconds)
+        if try !Self.createFile(path) {
+            _ = try Self.inspect(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        }
+        db = try SQLiteConnection(path: path, access: .readWrite, busyTimeout: busyTimeoutMilliseconds)
+        isReadOnly = false
         // WAL: readers never block the saver, and a save is one append to the log that
         // either reaches its commit record or is ignored on the next open.
         let mode = try db.text("PRAGMA journal_mode=WAL")
         guard mode?.lowercased() == "wal" else {
             throw HistoryError(.sqlite, "history database \(path): could not switch to WAL mode (journal mode is \(mode ?? "unknown"))")
         }
-        try db.exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON")
+        // A WAL that grew past a few MB (a large save, a long export holding a snapshot) is
+        // cut back to this size once checkpointed.
+        try db.exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=\(Self.walSizeLimit)")
         try migrate(upTo: version)
+        db.activity = "using it"
     }
+
+    /// Opens an existing database to read it: nothing is created, written, migrated or
+    /// switched to WAL. A path with no database, or an empty one, is an error that says so.
+    public init(readingAt path: String, busyTimeoutMilliseconds: Int32 = 15_000) throws(HistoryError) {
+        var st = stat()
+        let missing = HistoryError(.noDatabase, "there is no history database at \(path): nothing was saved there; check --db, or keep a card's records first with `felica log add`")
+        guard stat(path, &st) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { throw missing }
+            throw HistoryError(.cannotOpen, "cannot open the history database \(path): \(String(cString: strerror(errno)))")
+        }
+        guard st.st_size > 0, let found = try Self.inspect(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds), found.version > 0 else {
+            throw missing
+        }
+        db = try SQLiteConnection(path: path, access: .readOnly, busyTimeout: busyTimeoutMilliseconds)
+        isReadOnly = true
+        db.activity = "reading it"
+    }
+
+    /// The largest the WAL file is left after a checkpoint (`PRAGMA journal_size_limit`).
+    static let walSizeLimit = 4 << 20
 
     /// The default file: `$XDG_DATA_HOME/felica/history.sqlite3`, else
     /// `~/.local/share/felica/history.sqlite3`.
@@ -49,16 +92,79 @@ public final class HistoryStore {
         return home + "/.local/share/felica/history.sqlite3"
     }
 
-    static func makeParentDirectory(of path: String) throws(HistoryError) {
-        guard let slash = path.lastIndex(of: "/") else { return }
-        var prefix = path.hasPrefix("/") ? "" : "."
-        for part in path[..<slash].split(separator: "/") {
-            prefix += "/" + part
-            if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
-                let why = String(cString: strerror(errno))
-                throw HistoryError(.cannotOpen, "cannot create the directory \(prefix) for the history database: \(why)")
-            }
+    /// Creates the file (0600) and its missing directories (0700); false when it was there.
+    static func createFile(_ path: String) throws(HistoryError) -> Bool {
+        if let slash = path.lastIndex(of: "/"), slash != path.startIndex,
+           let failed = SystemCalls.makePrivateDirectories(String(path[..<slash])) {
+            throw HistoryError(.cannotOpen, "cannot create the directory \(failed.path) for the history database: \(String(cString: strerror(failed.errno)))")
         }
+        let fd = SystemCalls.openPrivate(path, truncate: false, exclusive: true)
+        if fd >= 0 {
+            close(fd)
+            return true
+        }
+        guard errno == EEXIST else {
+            throw HistoryError(.cannotOpen, "cannot create the history database \(path): \(String(cString: strerror(errno)))")
+        }
+        return false
+    }
+
+    /// What an existing file holds, as far as telling ours from others goes.
+    struct Contents {
+        var applicationID: Int
+        var version: Int
+        var tables: [String]
+    }
+
+    /// Looks at an existing file without changing it, and refuses what is not a felica
+    /// history of a schema this code knows. nil for an empty file (a new database).
+    ///
+    /// A WAL-mode file with no `-wal` beside it is read as immutable, so that even the
+    /// companions a read-only connection would create are not made; with a `-wal`, a
+    /// read-only connection reads it too.
+    static func inspect(_ path: String, busyTimeoutMilliseconds: Int32) throws(HistoryError) -> Contents? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw HistoryError(.cannotOpen, "cannot open the history database \(path): \(String(cString: strerror(errno)))")
+        }
+        var st = stat()
+        fstat(fd, &st)
+        var header = [UInt8](repeating: 0, count: 100)
+        let n = header.withUnsafeMutableBytes { read(fd, $0.baseAddress, 100) }
+        close(fd)
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            throw HistoryError(.notADatabase, "\(path) is not a history database (not a regular file)")
+        }
+        if n == 0 { return nil }
+        guard n == 100, header.starts(with: Array("SQLite format 3\u{0}".utf8)) else {
+            throw HistoryError(.notADatabase, "\(path) is not a history database (not an SQLite file); felica leaves it as it is: give --db a file of its own")
+        }
+        let wal = header[18] == 2 && access(path + "-wal", F_OK) == 0
+        let look = try SQLiteConnection(path: path, access: header[18] == 2 && !wal ? .immutable : .readOnly,
+                                        busyTimeout: busyTimeoutMilliseconds)
+        look.activity = "looking at what it holds"
+        let contents = Contents(
+            applicationID: try look.integer("PRAGMA application_id") ?? 0, version: try look.integer("PRAGMA user_version") ?? 0,
+            tables: try look.texts("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"))
+        try check(contents, path: path)
+        return contents
+    }
+
+    /// Refuses another program's file and a newer felica's.
+    static func check(_ c: Contents, path: String) throws(HistoryError) {
+        let ours = c.applicationID == applicationID
+            || (c.applicationID == 0 && c.tables.isEmpty && c.version == 0)
+            || (c.applicationID == 0 && c.tables.contains("records") && Set(c.tables).isSubset(of: ourTables) && c.version >= 1)
+        guard ours else {
+            var what: [String] = []
+            if c.applicationID != 0 { what.append("application id \(c.applicationID)") }
+            if !c.tables.isEmpty {
+                what.append("table\(c.tables.count == 1 ? "" : "s") " + c.tables.prefix(4).joined(separator: ", ") + (c.tables.count > 4 ? ", …" : ""))
+            }
+            if c.version != 0 { what.append("schema version \(c.version)") }
+            throw HistoryError(.notOurs, "\(path) is an SQLite database of another program (\(what.joined(separator: "; "))), not a felica history; felica leaves it as it is: give --db a file of its own")
+        }
+        if c.version > schemaVersion { throw newer(c.version, path: path) }
     }
 
     // MARK: - Schema
@@ -110,20 +216,29 @@ public final class HistoryStore {
     /// The schema version of the file (`PRAGMA user_version`).
     public func version() throws(HistoryError) -> Int { try db.integer("PRAGMA user_version") ?? 0 }
 
+    /// The file's `PRAGMA application_id`.
+    func applicationID() throws(HistoryError) -> Int { try db.integer("PRAGMA application_id") ?? 0 }
+
+    /// Brings the schema to `target` and, at the current schema, marks the file as ours.
     private func migrate(upTo target: Int) throws(HistoryError) {
-        if try version() >= target {
-            if try version() > Self.schemaVersion { throw newer(try version()) }
+        db.activity = "bringing its schema up to date"
+        let stamp = target == Self.schemaVersion
+        let found = try version()
+        let marked = try applicationID() == Self.applicationID
+        if found >= target && (marked || !stamp) {
+            if found > Self.schemaVersion { throw Self.newer(found, path: path) }
             return
         }
         try db.exec("BEGIN IMMEDIATE")
         do throws(HistoryError) {
             // Checked again under the write lock: another process may have migrated meanwhile.
             let current = try version()
-            if current > Self.schemaVersion { throw newer(current) }
+            if current > Self.schemaVersion { throw Self.newer(current, path: path) }
             if current < target {
                 for step in current..<target { try db.exec(Self.migrations[step]) }
                 try db.exec("PRAGMA user_version=\(target)")
             }
+            if stamp { try db.exec("PRAGMA application_id=\(Self.applicationID)") }
             try db.exec("COMMIT")
         } catch {
             try? db.exec("ROLLBACK")
@@ -131,7 +246,7 @@ public final class HistoryStore {
         }
     }
 
-    private func newer(_ v: Int) -> HistoryError {
+    private static func newer(_ v: Int, path: String) -> HistoryError {
         HistoryError(.newerSchema, "the history database \(path) has schema version \(v), written by a newer felica (this one knows up to \(Self.schemaVersion)); use that version, or another --db file")
     }
 
@@ -182,7 +297,28 @@ public final class HistoryStore {
 
     /// Merges a reading in one transaction: all of it lands, or (on any error, or a process
     /// killed mid-way) none of it.
+    ///
+    /// A reading that brings nothing new (no record, no gap) writes nothing: it is looked
+    /// at first in a read transaction, which never waits for another process's write lock,
+    /// so the database grows with records, not with taps. Only a reading with something to
+    /// keep takes the write lock, and is merged again under it.
     public func save(_ reading: Reading) throws(HistoryError) -> SaveResult {
+        guard !isReadOnly else {
+            throw HistoryError(.cannotOpen, "the history database \(path) was opened read-only; nothing can be saved through it")
+        }
+        db.activity = "saving a reading of card \(reading.card)"
+        defer { db.activity = "using it" }
+        try db.exec("BEGIN")
+        let look: SaveResult
+        do throws(HistoryError) {
+            look = try merge(reading, writing: false) {}
+            try db.exec("COMMIT")
+        } catch {
+            try? db.exec("ROLLBACK")
+            throw error
+        }
+        if look.added == 0 && look.gaps.isEmpty { return look }
+
         var statement = 0
         func step() {
             statement += 1
@@ -191,77 +327,7 @@ public final class HistoryStore {
         step()
         try db.exec("BEGIN IMMEDIATE")
         do throws(HistoryError) {
-            step()
-            let insertReading = try db.prepare("INSERT INTO readings(card, read_at, device, records, added) VALUES(?1, ?2, ?3, 0, 0) RETURNING id")
-            try insertReading.bind([.text(reading.card), .text(reading.readAt), reading.device.map { .text($0) }])
-            guard try insertReading.step(), let readingID = insertReading.int(0) else {
-                throw HistoryError(.sqlite, "history database \(path): the new reading got no id")
-            }
-            _ = try insertReading.step()
-            var result = SaveResult()
-            let find = try db.prepare("SELECT fingerprint FROM records WHERE card = ?1 AND purse = ?2 AND key = ?3")
-            let balanceAt = try db.prepare("SELECT balance FROM records WHERE card = ?1 AND purse = ?2 AND ordinal = ?3")
-            let newest = try db.prepare("SELECT max(ordinal) FROM records WHERE card = ?1 AND purse = ?2")
-            let insert = try db.prepare("""
-                INSERT INTO records(card, purse, key, ordinal, sequence, date, time, type, detail, origin, destination,
-                                    amount, balance, fingerprint, reading)
-                VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
-                """)
-            let insertGap = try db.prepare("""
-                INSERT INTO gaps(reading, card, purse, after_sequence, before_sequence, missing) VALUES(?1, ?2, ?3, ?4, ?5, ?6)
-                """)
-            for purse in reading.purses {
-                result.read += purse.records.count
-                result.malformed += purse.malformed
-                let profile = purse.profile.rawValue
-                var ordinals: [Int?] = Array(repeating: nil, count: purse.records.count)
-                if purse.numbered, !purse.records.isEmpty {
-                    try newest.bind([.text(reading.card), .text(profile)])
-                    _ = try newest.step()
-                    let kept = newest.int(0)
-                    ordinals = Self.unwrap(purse.records.map { $0.sequence ?? 0 }, modulus: Reading.sequenceModulus(purse.profile), after: kept)
-                    if let kept, let oldest = ordinals.last!, oldest > kept + 1 {
-                        let modulus = Reading.sequenceModulus(purse.profile)
-                        let gap = Gap(card: reading.card, purse: profile, afterSequence: kept % modulus,
-                                      beforeSequence: purse.records.last!.sequence ?? 0, missing: oldest - kept - 1)
-                        step()
-                        try insertGap.run([.int(readingID), .text(reading.card), .text(profile), .int(gap.afterSequence),
-                                           .int(gap.beforeSequence), .int(gap.missing)])
-                        result.gaps.append(gap)
-                    }
-                }
-                // Oldest first, so an amount the card could not give comes from the kept record before it.
-                for i in purse.records.indices.reversed() {
-                    var r = purse.records[i]
-                    let ordinal = ordinals[i]
-                    let key = ordinal.map { "s\($0)" } ?? "c" + r.fingerprint
-                    step()
-                    try find.bind([.text(reading.card), .text(profile), .text(key)])
-                    if try find.step() {
-                        if find.text(0) == r.fingerprint {
-                            result.alreadyKept += 1
-                        } else {
-                            result.conflicts.append("\(profile) sequence \(r.sequence.map(String.init) ?? "-") of \(r.date): the kept record differs from the one read; the kept one stays")
-                        }
-                        continue
-                    }
-                    if r.amount == nil, let ordinal {
-                        step()
-                        try balanceAt.bind([.text(reading.card), .text(profile), .int(ordinal - 1)])
-                        if try balanceAt.step(), let before = balanceAt.int(0) { r.amount = r.balance - before }
-                    }
-                    step()
-                    try insert.run([
-                        .text(reading.card), .text(profile), .text(key), ordinal.map { .int($0) }, r.sequence.map { .int($0) },
-                        .text(r.date), r.time.map { .text($0) }, .text(r.type), .text(r.detail), r.from.map { .text($0) },
-                        r.to.map { .text($0) }, r.amount.map { .int($0) }, .int(r.balance), .text(r.fingerprint), .int(readingID),
-                    ])
-                    result.added += 1
-                }
-            }
-            step()
-            try db.prepare("UPDATE readings SET records = ?1, added = ?2, gaps = ?3 WHERE id = ?4")
-                .run([.int(result.read), .int(result.added), .int(result.gaps.count), .int(readingID)])
+            let result = try merge(reading, writing: true, step: step)
             step()
             try db.exec("COMMIT")
             return result
@@ -269,6 +335,95 @@ public final class HistoryStore {
             try? db.exec("ROLLBACK")
             throw error
         }
+    }
+
+    /// The merge of one reading inside the caller's transaction. With `writing` false it
+    /// only counts what a save would add (the readings row, records and gaps are not
+    /// written); `step` runs before each statement that writes or decides a write.
+    private func merge(_ reading: Reading, writing: Bool, step: () -> Void) throws(HistoryError) -> SaveResult {
+        var result = SaveResult()
+        // The readings row is written with the first record or gap it brings, so a merge
+        // that finds everything kept (another process saved the same card first) writes nothing.
+        var readingID: Int?
+        func reading_id() throws(HistoryError) -> Int {
+            if let readingID { return readingID }
+            step()
+            let insertReading = try db.prepare("INSERT INTO readings(card, read_at, device, records, added) VALUES(?1, ?2, ?3, 0, 0) RETURNING id")
+            guard let id = try insertReading.row([.text(reading.card), .text(reading.readAt), reading.device.map { .text($0) }], { $0.int(0) }) ?? nil else {
+                throw HistoryError(.sqlite, "history database \(path): \(db.activity): the new reading got no id")
+            }
+            readingID = id
+            return id
+        }
+        let find = try db.prepare("SELECT fingerprint FROM records WHERE card = ?1 AND purse = ?2 AND key = ?3")
+        let balanceAt = try db.prepare("SELECT balance FROM records WHERE card = ?1 AND purse = ?2 AND ordinal = ?3")
+        let newest = try db.prepare("SELECT max(ordinal) FROM records WHERE card = ?1 AND purse = ?2")
+        let insert = try db.prepare("""
+            INSERT INTO records(card, purse, key, ordinal, sequence, date, time, type, detail, origin, destination,
+                                amount, balance, fingerprint, reading)
+            VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+            """)
+        let insertGap = try db.prepare("""
+            INSERT INTO gaps(reading, card, purse, after_sequence, before_sequence, missing) VALUES(?1, ?2, ?3, ?4, ?5, ?6)
+            """)
+        for purse in reading.purses {
+            result.read += purse.records.count
+            result.malformed += purse.malformed
+            let profile = purse.profile.rawValue
+            var ordinals: [Int?] = Array(repeating: nil, count: purse.records.count)
+            if purse.numbered, !purse.records.isEmpty {
+                let kept = try newest.row([.text(reading.card), .text(profile)]) { $0.int(0) } ?? nil
+                ordinals = Self.unwrap(purse.records.map { $0.sequence ?? 0 }, modulus: Reading.sequenceModulus(purse.profile), after: kept)
+                if let kept, let oldest = ordinals.last!, oldest > kept + 1 {
+                    let modulus = Reading.sequenceModulus(purse.profile)
+                    let gap = Gap(card: reading.card, purse: profile, afterSequence: kept % modulus,
+                                  beforeSequence: purse.records.last!.sequence ?? 0, missing: oldest - kept - 1)
+                    if writing {
+                        let id = try reading_id()
+                        step()
+                        try insertGap.run([.int(id), .text(reading.card), .text(profile), .int(gap.afterSequence),
+                                           .int(gap.beforeSequence), .int(gap.missing)])
+                    }
+                    result.gaps.append(gap)
+                }
+            }
+            // Oldest first, so an amount the card could not give comes from the kept record before it.
+            for i in purse.records.indices.reversed() {
+                var r = purse.records[i]
+                let ordinal = ordinals[i]
+                let key = ordinal.map { "s\($0)" } ?? "c" + r.fingerprint
+                step()
+                if let kept = try find.row([.text(reading.card), .text(profile), .text(key)], { $0.text(0) }) {
+                    if kept == r.fingerprint {
+                        result.alreadyKept += 1
+                    } else {
+                        result.conflicts.append("\(profile) sequence \(r.sequence.map(String.init) ?? "-") of \(r.date): the kept record differs from the one read; the kept one stays")
+                    }
+                    continue
+                }
+                result.added += 1
+                guard writing else { continue }
+                if r.amount == nil, let ordinal {
+                    step()
+                    if let before = try balanceAt.row([.text(reading.card), .text(profile), .int(ordinal - 1)], { $0.int(0) }) ?? nil {
+                        r.amount = r.balance - before
+                    }
+                }
+                let id = try reading_id()
+                step()
+                try insert.run([
+                    .text(reading.card), .text(profile), .text(key), ordinal.map { .int($0) }, r.sequence.map { .int($0) },
+                    .text(r.date), r.time.map { .text($0) }, .text(r.type), .text(r.detail), r.from.map { .text($0) },
+                    r.to.map { .text($0) }, r.amount.map { .int($0) }, .int(r.balance), .text(r.fingerprint), .int(id),
+                ])
+            }
+        }
+        if let readingID {
+            step()
+            try db.prepare("UPDATE readings SET records = ?1, added = ?2, gaps = ?3 WHERE id = ?4")
+                .run([.int(result.read), .int(result.added), .int(result.gaps.count), .int(readingID)])
+        }
+        return result
     }
 
     /// Unwrapped ordinals for sequence numbers read newest first: consecutive records
@@ -328,6 +483,7 @@ public final class HistoryStore {
             """)
         try s.bind([query.card.map { .text($0.lowercased()) }, query.from.map { .text($0) }, query.to.map { .text($0) },
                     query.purse.map { .text($0) }])
+        defer { s.reset() }
         while try s.step() {
             try body(KeptRecord(card: s.text(0) ?? "", purse: s.text(1) ?? "", sequence: s.int(2), date: s.text(3) ?? "",
                                 time: s.text(4), type: s.text(5) ?? "", detail: s.text(6) ?? "", from: s.text(7), to: s.text(8),
@@ -355,6 +511,8 @@ public final class HistoryStore {
     /// Gaps of the query's cards and purses whose missing records may fall in its period
     /// (the days of the kept records on either side overlap it), oldest first, with those days.
     public func gaps(_ query: Query) throws(HistoryError) -> [Gap] {
+        // A version-1 file opened read-only (not migrated) has no gaps table.
+        guard try version() >= 2 else { return [] }
         let s = try db.prepare("""
             SELECT g.card, g.purse, g.after_sequence, g.before_sequence, g.missing,
                 (SELECT date FROM records r WHERE r.card = g.card AND r.purse = g.purse AND r.sequence = g.after_sequence
@@ -364,6 +522,7 @@ public final class HistoryStore {
             FROM gaps g WHERE (?1 IS NULL OR g.card = ?1) AND (?2 IS NULL OR g.purse = ?2) ORDER BY g.id
             """)
         try s.bind([query.card.map { .text($0.lowercased()) }, query.purse.map { .text($0) }])
+        defer { s.reset() }
         var out: [Gap] = []
         while try s.step() {
             let g = Gap(card: s.text(0) ?? "", purse: s.text(1) ?? "", afterSequence: s.int(2) ?? 0,

@@ -70,6 +70,20 @@ public struct Reading: Sendable {
         self.init(card: report.idm.hex, device: device, readAt: readAt, purses: purses)
     }
 
+    /// True when every record of `older` is in this reading too (same card, purse,
+    /// sequence and content): saving this one keeps all that saving `older` would. A
+    /// reading waiting to be saved is dropped for a newer one that covers it.
+    public func covers(_ older: Reading) -> Bool {
+        guard older.card == card else { return false }
+        var have: Set<String> = []
+        for p in purses { for r in p.records { have.insert(Self.identity(r)) } }
+        return older.purses.allSatisfy { $0.records.allSatisfy { have.contains(Self.identity($0)) } }
+    }
+
+    private static func identity(_ r: KeptRecord) -> String {
+        r.purse + "|" + (r.sequence.map(String.init) ?? "-") + "|" + r.fingerprint
+    }
+
     /// Sequence numbers wrap at this value: transit and nanaco/WAON cards count in 16 bits
     /// (a transit record has 24 bits for it, whose top byte stays 0), Edy in 24.
     public static func sequenceModulus(_ profile: PurseProfile) -> Int {

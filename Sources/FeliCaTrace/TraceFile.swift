@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaTransportSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -28,9 +29,10 @@ enum TraceFile {
         return text
     }
 
-    /// Creates (or truncates) `path` for writing.
+    /// Creates `path` for writing (0600: a trace holds the card's data), or truncates it,
+    /// keeping its mode.
     static func create(_ path: String) throws(FeliCaError) -> Int32 {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = SystemCalls.openPrivate(path, truncate: true)
         guard fd >= 0 else { throw failure("cannot create \(path)") }
         return fd
     }
@@ -76,7 +78,8 @@ enum TraceFile {
             return
         }
         let tmp = path + ".tmp-\(getpid())"
-        let fd = try create(tmp)
+        let fd = SystemCalls.createReplacement(tmp, for: path)
+        guard fd >= 0 else { throw failure("cannot create \(tmp)") }
         do {
             try write(fd, bytes, path: path)
             try sync(fd, path: path)

@@ -83,7 +83,7 @@ enum HistoryOptions {
     /// N-th statement of a save and `FELICA_TEST_SAVE_PAUSE=N:MS` pauses there: the tests of
     /// interrupted and concurrent saves use them.
     static func open(_ given: String?) throws -> HistoryStore {
-        let store = try HistoryStore(path: try path(given))
+        let store = try HistoryStore(path: try path(given), busyTimeoutMilliseconds: busyTimeout)
         let stop = getenv("FELICA_TEST_SAVE_STOP").flatMap { Int(String(cString: $0)) }
         let pause = getenv("FELICA_TEST_SAVE_PAUSE").map { String(cString: $0).split(separator: ":").compactMap { Int($0) } }
         if stop != nil || pause?.count == 2 {
@@ -93,6 +93,18 @@ enum HistoryOptions {
             }
         }
         return store
+    }
+
+    /// Opens an existing database read-only, for `log show` and `log export`: a path with
+    /// no database is an error, and nothing is created.
+    static func openForReading(_ given: String?) throws -> HistoryStore {
+        try HistoryStore(readingAt: try path(given), busyTimeoutMilliseconds: busyTimeout)
+    }
+
+    /// How long a save waits for another process's write lock (ms): 15 s, or
+    /// `FELICA_TEST_BUSY_TIMEOUT_MS` (the lock tests, which would otherwise wait 15 s each).
+    static var busyTimeout: Int32 {
+        getenv("FELICA_TEST_BUSY_TIMEOUT_MS").flatMap { Int32(String(cString: $0)) } ?? 15_000
     }
 
     /// Now, in UTC: `2026-11-30T19:00:00Z`.
@@ -107,12 +119,16 @@ enum HistoryOptions {
     /// Saves a report; the one-line account of what was kept, and the gaps and conflicts
     /// as warnings on stderr.
     static func save(_ report: CardReport, device: String?, to store: HistoryStore, console: Console) throws -> HistoryStore.SaveResult {
-        let reading = try Reading(report: report, device: device, readAt: now())
+        try save(try Reading(report: report, device: device, readAt: now()), to: store, console: console)
+    }
+
+    /// Saves a reading; the gaps and conflicts as warnings on stderr.
+    static func save(_ reading: Reading, to store: HistoryStore, console: Console) throws(HistoryError) -> HistoryStore.SaveResult {
         let result = try store.save(reading)
         for gap in result.gaps { console.diag("warning: gap in the history of card \(gap.card): \(gap)") }
-        for c in result.conflicts { console.diag("warning: card \(report.idm): \(c)") }
+        for c in result.conflicts { console.diag("warning: card \(reading.card): \(c)") }
         if result.malformed > 0 {
-            console.diag("warning: \(result.malformed) record\(result.malformed == 1 ? "" : "s") of card \(report.idm) did not decode and \(result.malformed == 1 ? "was" : "were") not kept")
+            console.diag("warning: \(result.malformed) record\(result.malformed == 1 ? "" : "s") of card \(reading.card) did not decode and \(result.malformed == 1 ? "was" : "were") not kept")
         }
         return result
     }
@@ -230,7 +246,7 @@ struct LogShowCommand: CLICommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let store = try HistoryOptions.open(db)
+        let store = try HistoryOptions.openForReading(db)
         let records = try store.records(query)
         let gaps = try store.gaps(query)
         if json {
@@ -311,7 +327,7 @@ struct LogExportCommand: CLICommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let store = try HistoryOptions.open(db)
+        let store = try HistoryOptions.openForReading(db)
         // Each gap goes where its records were: before the first record read after it.
         var gaps = try store.gaps(query).map { g in (g, Self.clamp(g.beforeDate ?? g.afterDate ?? "", query)) }
         gaps.sort { $0.1 < $1.1 }

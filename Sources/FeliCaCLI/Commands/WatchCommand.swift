@@ -20,7 +20,10 @@ struct WatchCommand: CLICommand {
                 --count counts cards read in full; a tap that fails is reported on stderr and watching goes on. \
                 The reader may be empty when watching starts, on every kind of reader: a PC/SC reader is opened without \
                 a card and connects to each card as it is placed. \
-                A virtual: card never leaves by itself, so each read counts as one tap: it is taken away and tapped again.
+                A virtual: card never leaves by itself, so each read counts as one tap: it is taken away and tapped again. \
+                With --save, a tap that cannot be saved because another process holds the database past the 15-second \
+                wait is reported on stderr and its reading kept, to be saved with the next card read; readings still \
+                unsaved when watching ends are named, and the exit status is 1. See Docs/history.md.
                 """,
             options: CommonOptions.cardWithoutWait + [
                 countOption.spec,
@@ -68,6 +71,8 @@ struct WatchCommand: CLICommand {
     static let defaultInterval: Duration = .milliseconds(250)
 
     func run(_ console: Console) async throws -> Int32 {
+        // Opened before the reader, so a database that cannot be opened fails at once.
+        let dbPath: String? = save ? try HistoryOptions.open(db).path : nil
         let (device, session) = try await CardContext.open(card, console: console)
         let json = json, limit = count, interval = interval
         let reader = PurseOutput.reader(save ? .history : .balance, allSystems: allSystems, stations: save ? .bundled : nil)
@@ -75,8 +80,6 @@ struct WatchCommand: CLICommand {
             console.diag("\(session.transport.name) is a virtual card: each read counts as a tap, then the card is taken away and tapped again"
                 + (limit.map { " (\($0) tap\($0 == 1 ? "" : "s"))" } ?? " until Ctrl-C"))
         }
-        // Opened before the first card, so a database that cannot be opened fails at once.
-        let dbPath: String? = save ? try HistoryOptions.open(db).path : nil
         // The handler is in place before the loop starts, so no signal is lost.
         Self.catchInterrupts()
         let taps = device.taps(session, interval: interval) { event in
@@ -86,8 +89,10 @@ struct WatchCommand: CLICommand {
             }
         }
         let task = Task { () async throws -> Void in
-            let store = try dbPath.map { try HistoryOptions.open($0) }
-            try await Self.loop(taps, session: session, reader: reader, store: store, json: json, limit: limit, console: console)
+            let saver = try dbPath.map { WatchSaver(store: try HistoryOptions.open($0), console: console) }
+            // Readings kept through a lock get one more try however the loop ends.
+            defer { if saver?.finish() == false { Self.unsaved.store(true, ordering: .relaxed) } }
+            try await Self.loop(taps, session: session, reader: reader, saver: saver, json: json, limit: limit, console: console)
         }
         let monitor = Task {
             while !Self.interrupted.load(ordering: .relaxed) {
@@ -107,8 +112,12 @@ struct WatchCommand: CLICommand {
         }
         console.endProgress()
         await session.transport.close()
-        return ExitCode.ok
+        return Self.unsaved.load(ordering: .relaxed) ? ExitCode.failure : ExitCode.ok
     }
+
+    /// Set when readings kept through a lock were still unsaved as the watch ended: the
+    /// exit status is then 1.
+    static let unsaved = Atomic<Bool>(false)
 
     /// Set by the SIGINT/SIGTERM handler (an atomic store is async-signal-safe); the
     /// monitor task turns it into cancellation of the watch loop.
@@ -126,7 +135,7 @@ struct WatchCommand: CLICommand {
         }
     }
 
-    static func loop(_ taps: Taps, session: CardSession, reader: CardReader, store: HistoryStore?, json: Bool,
+    static func loop(_ taps: Taps, session: CardSession, reader: CardReader, saver: WatchSaver?, json: Bool,
                      limit: Int?, console: Console) async throws {
         var read = 0
         for try await tap in taps {
@@ -134,14 +143,7 @@ struct WatchCommand: CLICommand {
             if let report = try await readCard(reader, session, tap.target, console) {
                 PurseOutput.diagnostics(report, console)
                 let elapsed = Self.milliseconds(ContinuousClock.now - tap.polledAt)
-                var saved: HistoryStore.SaveResult?
-                if let store {
-                    do {
-                        saved = try HistoryOptions.save(report, device: session.transport.name, to: store, console: console)
-                    } catch let e as HistoryError where e.code == .incompleteReading {
-                        console.diag("card \(report.idm) not saved: \(e.reason)")
-                    }
-                }
+                let saved = try saver?.save(report, device: session.transport.name)
                 if json {
                     var line = PurseOutput.json(report, history: false).objectValue ?? [:]
                     line.append("elapsedMs", .number(elapsed))
