@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "FeliCaDevices", targets: ["FeliCaDevices"]),
         .library(name: "FeliCaScheduling", targets: ["FeliCaScheduling"]),
         .library(name: "FeliCaLibNFC", targets: ["FeliCaLibNFC"]),
+        .library(name: "FeliCaPN532", targets: ["FeliCaPN532"]),
         .library(name: "FeliCaPCSC", targets: ["FeliCaPCSC"]),
         .library(name: "FeliCaReaderCodecs", targets: ["FeliCaReaderCodecs"]),
         .library(name: "FeliCaTransportSupport", targets: ["FeliCaTransportSupport"]),
@@ -52,6 +53,8 @@ let package = Package(
             name: "CLibNFC", pkgConfig: "libnfc",
             providers: [.apt(["libnfc-dev"])]),
         .target(name: "FeliCaLibNFC", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport", "CLibNFC"], swiftSettings: strict),
+        // A PN532 on a serial line driven directly (HSU), without libnfc's fixed costs.
+        .target(name: "FeliCaPN532", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport"], swiftSettings: strict),
         .systemLibrary(
             name: "CPCSCLite", pkgConfig: "libpcsclite",
             providers: [.apt(["libpcsclite-dev"])]),
@@ -95,7 +98,7 @@ let package = Package(
             path: "Examples/LibraryExample", swiftSettings: strict),
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaDevices", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaHistory"],
+            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaDevices", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC", "FeliCaPN532", "FeliCaReaderCodecs", "FeliCaHistory"],
             path: "Benchmarks", swiftSettings: strict),
 
         // What the test suites share: running the built executables, the PN532 emulator with
@@ -118,6 +121,7 @@ let package = Package(
             swiftSettings: strict),
         // The RC-S380 protocol (Port-100 driver) against its emulator, in-process.
         .testTarget(name: "FeliCaUSBTests", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaUSB", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
+        .testTarget(name: "FeliCaPN532Tests", dependencies: ["TestSupport", "FeliCa", "FeliCaReaderCodecs", "FeliCaPN532", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         .testTarget(name: "FeliCaPCSCTests", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaPCSC", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         // Faults through the real stacks: removal, late and garbled frames, ambiguous writes.
         .testTarget(

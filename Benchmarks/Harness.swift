@@ -70,3 +70,13 @@ func format(_ rate: Double) -> String {
 }
 
 func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
+
+/// The machine the figures come from: cores and the load when the run starts, since other
+/// work on a shared machine moves every figure.
+func machineLine() -> String {
+    let cores = sysconf(Int32(_SC_NPROCESSORS_ONLN))
+    var load = [Double](repeating: 0, count: 3)
+    let n = getloadavg(&load, 3)
+    let loads = n == 3 ? load.map { fixed($0, 2) }.joined(separator: " ") : "unknown"
+    return "machine: \(cores) cores online, load average \(loads) (1, 5, 15 min) at the start"
+}

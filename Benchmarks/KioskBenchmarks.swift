@@ -45,13 +45,20 @@ private func kioskWatch(_ dir: String) async {
     server.start()
     defer { server.stop() }
     let db = "\(dir)/kiosk.sqlite3", output = "\(dir)/watch.jsonl"
-    struct Sample { var seconds: Double; var taps: Int; var rss: Int; var wal: Int; var db: Int }
+    struct Sample { var seconds: Double; var cpu: Double; var taps: Int; var rss: Int; var wal: Int; var db: Int }
+    // The process's CPU time (felica and the emulator, both in it): less swayed than the
+    // wall clock by the other work of a shared machine.
+    func cpuSeconds() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
     let clock = ContinuousClock()
     let start = clock.now
     let sampler = Task.detached { () -> [Sample] in
         var samples: [Sample] = []
         while !Task.isCancelled {
-            samples.append(Sample(seconds: seconds(clock.now - start), taps: server.cardExchanges / (taps.present + taps.absent),
+            samples.append(Sample(seconds: seconds(clock.now - start), cpu: cpuSeconds(), taps: server.cardExchanges / (taps.present + taps.absent),
                                   rss: procStatus("VmRSS"), wal: bytes(db + "-wal"), db: bytes(db)))
             try? await Task.sleep(for: .milliseconds(100))
         }
@@ -85,6 +92,11 @@ private func kioskWatch(_ dir: String) async {
         print("  start (taps \(a.0.taps)–\(a.1.taps)):  \(rate(a)), RSS \(mib(a.1.rss)), WAL \(kib(a.1.wal)), database \(kib(a.1.db))")
         print("  end   (taps \(b.0.taps)–\(b.1.taps)):  \(rate(b)), RSS \(mib(b.1.rss)), WAL \(kib(b.1.wal)), database \(kib(b.1.db))")
     }
+    // Each tenth of the run, to tell a trend from the shared machine's noise.
+    let tenths = (0..<10).compactMap { k in window(from: k * tenth, to: (k + 1) * tenth) }
+    print("  taps/s by tenth:  " + tenths.map { fixed(Double($0.1.taps - $0.0.taps) / ($0.1.seconds - $0.0.seconds), 0) }.joined(separator: ", "))
+    print("  CPU ms per tap by tenth:  " + tenths.map { fixed(($0.1.cpu - $0.0.cpu) * 1000 / Double($0.1.taps - $0.0.taps), 2) }.joined(separator: ", "))
+    print("  RSS (MiB) by tenth:  " + tenths.map { fixed(Double($0.1.rss) / 1024, 1) }.joined(separator: ", "))
     print("  largest WAL seen: \(kib(largestWAL)); database after the run: \(kib(bytes(db)))")
 }
 

@@ -2,6 +2,7 @@ import FeliCa
 import FeliCaDevices
 import FeliCaCLI
 import FeliCaEmulators
+import FeliCaPN532
 import FeliCaSimulation
 
 #if canImport(Glibc)
@@ -37,40 +38,31 @@ func libnfcBenchmarks() async {
             await t.close()
         }
 
-        guard let transport = try? await Device.open(DeviceSpec(.libnfc(connstring: server.connectionString))).transport else {
-            print("cannot open \(device): skipped")
-            return
+        // The same chip driven without libnfc (pn532:PTY): no flush sleep, no libnfc set-up.
+        await measureAsync("  open + close of the native PN532 transport, \(label)", runs: timing ? 7 : 9) {
+            let t = try! await PN532SerialTransport.open(path: server.path)
+            await t.close()
         }
-        let session = CardSession(transport: transport)
-        guard let target = try? await session.detect() else {
-            print("no card through \(device): skipped")
-            await transport.close()
-            return
+        await measureAsync("  open + detect + read 1 block of 090F + close, libnfc, \(label)", runs: 7) {
+            try! await openReadClose(try! await Device.open(DeviceSpec(.libnfc(connstring: server.connectionString))).transport)
         }
-        await measureAsync("  Polling 0003 (card answers), \(label)", runs: 15) {
-            _ = try! await session.poll(systemCode: .transit)
+        await measureAsync("  open + detect + read 1 block of 090F + close, native, \(label)", runs: 7) {
+            try! await openReadClose(try! await PN532SerialTransport.open(path: server.path))
         }
-        // What a transit card no longer pays: Request System Code (the chip timeout is
-        // already set here, so this is the exchange alone).
-        await measureAsync("  Request System Code, \(label)", runs: 15) {
-            _ = try! await session.systemCodes(of: target)
+
+        // One host on the line at a time: each transport is opened after the last closed.
+        let opens: [(String, () async throws -> any Transport)] = [
+            ("libnfc", { try await Device.open(DeviceSpec(.libnfc(connstring: server.connectionString))).transport }),
+            ("native", { try await PN532SerialTransport.open(path: server.path) }),
+        ]
+        for (via, open) in opens {
+            guard let t = try? await open() else {
+                print("cannot open the PN532 emulator (\(via)): skipped")
+                return
+            }
+            await exchangeFigures(t, label: "\(via), \(label)")
+            await t.close()
         }
-        await measureAsync("  read 1 block of 008B, \(label)", runs: 15) {
-            _ = try! await session.read(service: 0x008B, blocks: 0..<1, from: target)
-        }
-        await measureAsync("  read 10 blocks of 090F, \(label)", runs: 15) {
-            _ = try! await session.read(service: 0x090F, blocks: 0..<10, from: target)
-        }
-        // The ordering work's figure: what one system code the card lacks costs.
-        await measureAsync("  failing Polling (system 1234, card lacks it), \(label)", runs: 15) {
-            let r = try! await session.poll(systemCode: SystemCode(0x1234))
-            precondition(r == nil)
-        }
-        let codes = (0..<20).map { SystemCode(UInt16(0x1000 + $0)) }
-        await measureAsync("  20 failing Pollings in a row, \(label)", runs: 3) {
-            for code in codes { _ = try! await session.poll(systemCode: code) }
-        }
-        await transport.close()
     }
     let virtualCard = try! VirtualCard.named("suica")
     await measureAsync("felica balance via virtual:suica?timing=212 (no reader)", runs: 7) {
@@ -78,6 +70,47 @@ func libnfcBenchmarks() async {
         precondition(status == 0)
     }
     blackHole(virtualCard)
+}
+
+/// Opens, detects the card, reads its newest history block and closes: what `felica
+/// balance` does with a reader, without the process around it.
+private func openReadClose(_ t: any Transport) async throws {
+    let session = CardSession(transport: t)
+    let target = try await session.detect()
+    _ = try await session.read(service: 0x090F, blocks: 0..<1, from: target)
+    await t.close()
+}
+
+/// Single exchanges through one transport, and the cost of Pollings no card answers.
+private func exchangeFigures(_ transport: any Transport, label: String) async {
+    let session = CardSession(transport: transport)
+    guard let target = try? await session.detect() else {
+        print("no card through \(transport.name): skipped")
+        return
+    }
+    await measureAsync("  Polling 0003 (card answers), \(label)", runs: 15) {
+        _ = try! await session.poll(systemCode: .transit)
+    }
+    // What a transit card no longer pays: Request System Code (the chip timeout is
+    // already set here, so this is the exchange alone).
+    await measureAsync("  Request System Code, \(label)", runs: 15) {
+        _ = try! await session.systemCodes(of: target)
+    }
+    await measureAsync("  read 1 block of 008B, \(label)", runs: 15) {
+        _ = try! await session.read(service: 0x008B, blocks: 0..<1, from: target)
+    }
+    await measureAsync("  read 10 blocks of 090F, \(label)", runs: 15) {
+        _ = try! await session.read(service: 0x090F, blocks: 0..<10, from: target)
+    }
+    // The ordering work's figure: what one system code the card lacks costs.
+    await measureAsync("  failing Polling (system 1234, card lacks it), \(label)", runs: 15) {
+        let r = try! await session.poll(systemCode: SystemCode(0x1234))
+        precondition(r == nil)
+    }
+    let codes = (0..<20).map { SystemCode(UInt16(0x1000 + $0)) }
+    await measureAsync("  20 failing Pollings in a row, \(label)", runs: 3) {
+        for code in codes { _ = try! await session.poll(systemCode: code) }
+    }
 }
 
 /// Runs `body` with file descriptor 1 pointed at /dev/null.

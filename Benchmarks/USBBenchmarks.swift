@@ -33,20 +33,21 @@ func usbBenchmarks() async {
             if run.status != 0 { print("the emulated RC-S380 run failed (exit \(run.status)): \(run.stderr.trimmingCharacters(in: .newlines))") }
         }
         under(["--timing", "rf"], "rf")
-        // nfcpy drives the same emulated reader with its own RC-S380 driver. Without the
-        // timing model: under it the emulated card takes its full PMm time plus the air
-        // time, and nfcpy's Type 3 timeout (the PMm time alone) gives up on the read.
+        // nfcpy drives the same emulated reader with its own RC-S380 driver, without the
+        // timing model and with it (nfcpy waits the PMm bound, which the card keeps).
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         let venv = runProcess(root.appendingPathComponent("scripts/nfcpy/venv.sh").path, [])
         let python = venv.status == 0 ? venv.stdout.trimmingCharacters(in: .whitespacesAndNewlines) : ""
         guard !python.isEmpty else { print("nfcpy unavailable: the RC-S380 comparison with nfcpy is skipped"); return }
-        under([], "nfcpy", ["FELICA_BENCH_NFCPY_PYTHON": python,
-                            "FELICA_BENCH_NFCPY_SCRIPT": root.appendingPathComponent("scripts/nfcpy/suica.py").path])
+        let nfcpy = ["FELICA_BENCH_NFCPY_PYTHON": python, "FELICA_BENCH_NFCPY_SCRIPT": root.appendingPathComponent("scripts/nfcpy/suica.py").path]
+        under([], "nfcpy", nfcpy)
+        under(["--timing", "rf"], "nfcpy-rf", nfcpy)
         return
     }
     let runs = Int(ProcessInfo.processInfo.environment["FELICA_BENCH_RUNS"] ?? "") ?? 9
     let environment = ProcessInfo.processInfo.environment
-    if mode == "nfcpy" {
+    if mode.hasPrefix("nfcpy") {
+        let model = mode == "nfcpy-rf" ? "rf timing (typical card)" : "no timing model"
         let python = environment["FELICA_BENCH_NFCPY_PYTHON"] ?? "", script = environment["FELICA_BENCH_NFCPY_SCRIPT"] ?? ""
         var ours: [Double] = [], theirs: [Double] = []
         // Alternating, so both see the same machine load.
@@ -58,7 +59,7 @@ func usbBenchmarks() async {
             guard n.status == 0, n.stdout.contains("¥1,234") else { print("nfcpy balance on the emulated RC-S380 failed: \(n.stderr)"); return }
             theirs.append(n.ms)
         }
-        print(pad("felica balance --device usb, RC-S380 emulator, no timing model, whole process", 62) + summary(ours))
+        print(pad("felica balance --device usb, RC-S380 emulator, \(model), whole process", 62) + summary(ours))
         print(pad("nfcpy 1.0.4 balance, its own RC-S380 driver, same emulator", 62) + summary(theirs))
         print(pad("  ratio felica / nfcpy (medians)", 62) + fixed(median(ours) / median(theirs), 2) + "×")
         return

@@ -1,6 +1,7 @@
 // Benchmarks print figures; run with `swift run -c release Benchmarks [section ...]`.
 // Sections: codec, session, libnfc, usb, nfcpy, order, pcsc, cards, memory, history, kiosk.
 print("# felica benchmarks (release build expected; debug figures are meaningless)")
+print(machineLine())
 codecBenchmarks()
 await sessionBenchmarks()
 await libnfcBenchmarks()

@@ -72,7 +72,9 @@ struct ArgumentParser {
             return .help(command, path: path)
         }
         do {
-            let out = try parseOptions(rest, config, into: parsed)
+            let node = CommandNode(path: path, command: command)
+            var out = try parseOptions(rest, config, readable: node.readable(root: root), into: parsed)
+            out.declared = Set(node.readable(root: root).map(\.long))
             return .run(command, out, path: path)
         } catch {
             throw UsageErrorAt(error, command, path)
@@ -130,9 +132,9 @@ struct ArgumentParser {
         return .success(.help(target, path: tpath))
     }
 
-    func parseOptions(_ args: [String], _ config: CommandConfiguration, into start: ParsedArguments) throws(UsageError) -> ParsedArguments {
+    func parseOptions(_ args: [String], _ config: CommandConfiguration, readable specs: [OptionSpec],
+                      into start: ParsedArguments) throws(UsageError) -> ParsedArguments {
         var out = start
-        let specs = config.options + globals.filter { g in !config.options.contains { $0.long == g.long } }
         var i = 0
         var onlyPositionals = false
         while i < args.count {

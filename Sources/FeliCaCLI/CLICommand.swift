@@ -100,7 +100,8 @@ struct CardOptions: Sendable {
         device = try args.value(CommonOptions.device)
         dialect = try args.value(CommonOptions.dialect)
         trace = try args.value(CommonOptions.trace)
-        wait = try args.value(CommonOptions.wait)
+        // `watch` waits for cards without end and declares no --wait.
+        wait = args.declares(CommonOptions.wait.spec) ? try args.value(CommonOptions.wait) : nil
         files.add(device: device, trace: trace)
         try files.check()
     }

@@ -36,14 +36,18 @@ struct CommandNode {
         return subs.map { (name: $0.0, abstract: $0.1) }
     }
 
-    /// Every option this command accepts: its own, the global ones, help, and at the root
-    /// the version and generators.
-    func options(root: any CLICommand.Type) -> [OptionSpec] {
+    /// The options the command itself reads: its own, then the root's global ones it does
+    /// not declare itself. The parser reads these, and nothing else may be read.
+    func readable(root: any CLICommand.Type) -> [OptionSpec] {
         var specs = config.options
         for g in root.configuration.options where !specs.contains(where: { $0.long == g.long }) { specs.append(g) }
-        if isRoot { specs += BuiltinOptions.rootOnly }
-        specs.append(BuiltinOptions.help)
         return specs
+    }
+
+    /// Every option this command accepts — what it reads, help, and at the root the version
+    /// and generators: the one list the parser, help and completion scripts all show.
+    func options(root: any CLICommand.Type) -> [OptionSpec] {
+        readable(root: root) + (isRoot ? BuiltinOptions.rootOnly : []) + [BuiltinOptions.help]
     }
 
     /// Whether words after the options are files.

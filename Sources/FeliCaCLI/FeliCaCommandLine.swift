@@ -22,7 +22,7 @@ public enum FeliCaCommandLine {
         let parser = ArgumentParser(root: root, version: version)
         guard let outcome = try? parser.parse(arguments) else { return ExitCode.usage }
         if case .run(let type, let parsed, _) = outcome, (try? type.init(parsed)) == nil { return ExitCode.usage }
-        _ = HelpFormatter.help(root, path: [name])
+        _ = HelpFormatter.help(root, path: [name], root: root)
         return ExitCode.ok
     }
 
@@ -43,7 +43,7 @@ public enum FeliCaCommandLine {
             return console.finish(ExitCode.ok)
         case .help(let command, let path):
             let console = Console()
-            console.out(HelpFormatter.help(command, path: path))
+            console.out(HelpFormatter.help(command, path: path, root: root))
             return console.finish(ExitCode.ok)
         case .completion(let shell):
             let console = Console()
@@ -54,7 +54,7 @@ public enum FeliCaCommandLine {
             console.out(ManualPage.page(for: root, version: version))
             return console.finish(ExitCode.ok)
         case .run(let type, let parsed, let path):
-            let console = Console(verbose: parsed.flag(GlobalOptions.verbose))
+            let console = Console(verbose: parsed.declares(GlobalOptions.verbose) && parsed.flag(GlobalOptions.verbose))
             let command: any CLICommand
             do {
                 command = try type.init(parsed)

@@ -27,12 +27,9 @@ enum HelpFormatter {
         return parts
     }
 
-    /// The root's global options, listed in every command's help.
-    static func globals(_ path: [String]) -> [OptionSpec] {
-        CommandTree.root(named: path.first ?? "")?.configuration.options ?? []
-    }
-
-    static func help(_ command: any CLICommand.Type, path: [String], width: Int = TerminalWidth.columns()) -> String {
+    /// The help of `command` (at `path` under `root`).
+    static func help(_ command: any CLICommand.Type, path: [String], root: any CLICommand.Type,
+                     width: Int = TerminalWidth.columns()) -> String {
         let c = command.configuration
         var out = wrap("OVERVIEW: \(c.abstract)", width: width, indent: 0) + "\n"
         if let d = c.discussion {
@@ -43,12 +40,8 @@ enum HelpFormatter {
         if !c.arguments.isEmpty {
             out += "\nARGUMENTS:\n" + table(c.arguments.map { ("<\($0.name)>", $0.help) }, width: width)
         }
-        var opts = c.options.map { ($0.label, $0.help) }
-        let own = Set(c.options.map(\.long))
-        opts += globals(path).filter { !own.contains($0.long) }.map { ($0.label, $0.help) }
-        if path.count == 1 && !c.subcommands.isEmpty { opts += BuiltinOptions.rootOnly.map { ($0.label, $0.help) } }
-        opts.append((BuiltinOptions.help.label, BuiltinOptions.help.help))
-        out += "\nOPTIONS:\n" + table(opts, width: width)
+        let accepted = CommandNode(path: path, command: command).options(root: root)
+        out += "\nOPTIONS:\n" + table(accepted.map { ($0.label, $0.help) }, width: width)
         if !c.subcommands.isEmpty {
             var subs = c.subcommands.map { ($0.configuration.name, $0.configuration.abstract) }
             if path.count == 1 { subs.append((HelpCommand.configuration.name, HelpCommand.configuration.abstract)) }

@@ -1,4 +1,5 @@
 import FeliCa
+import Synchronization
 
 /// What an option's value may be: the parser checks choices, "did you mean" draws on
 /// the names, and completion scripts and the man page describe it.
@@ -201,24 +202,48 @@ public struct UsageError: Error, CustomStringConvertible {
 
 /// The options and arguments given to one command, as text; a command turns them into
 /// typed values once, in its initialiser.
+///
+/// A command reads only what it declares: the parser fills in ``declared`` from the
+/// command's resolved options (its own and the global ones), and reading an option outside
+/// them is a programming error — it stops the program, or is written to ``undeclaredReads``
+/// when a test has attached a log — never a silent nil.
 public struct ParsedArguments: Sendable {
     public var values: [String: [String]] = [:]
     public var flags: Set<String> = []
     public var positionals: [String] = []
+    /// The long names the command may read; nil when no command was resolved (a hand-made value).
+    public var declared: Set<String>?
+    /// Where reads of undeclared options go instead of stopping the program (tests).
+    public var undeclaredReads: UndeclaredReads?
 
     public init() {}
 
+    /// Whether the command declares `spec`: an option shared by several commands
+    /// (`--wait`) is read only where it is declared.
+    public func declares(_ spec: OptionSpec) -> Bool { declared?.contains(spec.long) ?? true }
+
+    /// Checks that the command declares `spec` before its value is read.
+    private func reading(_ spec: OptionSpec) -> Bool {
+        guard !declares(spec) else { return true }
+        guard let undeclaredReads else {
+            preconditionFailure("option '--\(spec.long)' is read by a command that does not declare it")
+        }
+        undeclaredReads.record(spec.long)
+        return false
+    }
+
     /// Whether the flag was given.
-    public func flag(_ spec: OptionSpec) -> Bool { flags.contains(spec.long) }
+    public func flag(_ spec: OptionSpec) -> Bool { reading(spec) && flags.contains(spec.long) }
 
     /// The option's value, converted; nil when it was not given.
     public func value<V>(_ option: Option<V>) throws(UsageError) -> V? {
-        guard let s = values[option.spec.long]?.last else { return nil }
+        guard reading(option.spec), let s = values[option.spec.long]?.last else { return nil }
         return try option.convert(s)
     }
 
     /// Every value of a repeatable option, converted, in command-line order.
     public func values<V>(_ option: Option<V>) throws(UsageError) -> [V] {
+        guard reading(option.spec) else { return [] }
         var out: [V] = []
         for s in values[option.spec.long] ?? [] { out.append(try option.convert(s)) }
         return out
@@ -229,4 +254,16 @@ public struct ParsedArguments: Sendable {
         guard let v = try value(option) else { throw UsageError("missing required option '--\(option.spec.long)'") }
         return v
     }
+}
+
+/// Options a command read without declaring them, collected by a test.
+public final class UndeclaredReads: Sendable {
+    private let names = Mutex<[String]>([])
+
+    public init() {}
+
+    func record(_ name: String) { names.withLock { $0.append(name) } }
+
+    /// The long names read, in order.
+    public var all: [String] { names.withLock { $0 } }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import FeliCa
+import FeliCaReaderCodecs
 import Glibc
 import Synchronization
 
@@ -130,7 +131,7 @@ final class LibNFCConnection: @unchecked Sendable {
         let wanted = ChipTimeout(atLeast: timeout)
         // Each change is an RFConfiguration round trip over the serial line (about 3 ms at
         // 115200 baud): a watch loop alternating reads and presence checks would pay it
-        // twice a tap. So a longer timeout already set is kept (``ChipTimeout/suffices(for:)``).
+        // twice a tap. So a longer timeout already set is kept (`ChipTimeout.suffices(for:)`).
         if !(chipTimeout?.suffices(for: wanted) ?? false) {
             let s = LibNFC.setCommunicationTimeout(d, milliseconds: wanted.milliseconds)
             guard s.isSuccess else { throw failure(s, d, doing: "setting the RF timeout") }

@@ -79,7 +79,8 @@ enum TraceFile {
         }
         let tmp = path + ".tmp-\(getpid())"
         let fd = SystemCalls.createReplacement(tmp, for: path)
-        guard fd >= 0 else { throw failure("cannot create \(tmp)") }
+        // Named as the file asked for, not the temporary one beside it.
+        guard fd >= 0 else { throw failure("cannot create \(path)") }
         do {
             try write(fd, bytes, path: path)
             try sync(fd, path: path)

@@ -378,11 +378,13 @@ func doctor(_ tree: FakeTree, _ extra: [String] = []) throws -> DoctorResult {
     }
 
     @Test(arguments: [(["doctor", "--root", ""], "Error: option '--root' needs a directory"),
-                      (["doctor", "--root", "/no/such/root"], "Error: --root /no/such/root: no such directory")] as [([String], String)])
+                      (["doctor", "--root", "/no/such/root"], "Error: --root /no/such/root: no such directory"),
+                      (["devices", "--root", "/no/such/root"], "Error: --root /no/such/root: no such directory")] as [([String], String)])
     func doctorUsageErrors(_ args: [String], _ message: String) throws {
         let r = try run(args)
         #expect(r.status == 64)
         #expect(r.stderr.hasPrefix(message), "\(r.stderr)")
+        #expect(r.stderr.contains("\nUsage: felica \(args[0])"), "\(r.stderr)")
     }
 }
 

@@ -88,3 +88,17 @@ func usageErrorsAre64(_ args: [String], _ message: String) throws {
     #expect(json.stdout.contains(note))
     #expect(text.stderr == json.stderr && text.stderr.contains("note: " + note), "\(text.stderr)")
 }
+
+/// An output that cannot be created is named as given, not as the temporary file beside it.
+@Test func anOutputThatCannotBeMadeIsNamedAsGiven() throws {
+    let r = try run(["trace", "export", "--pcap", "/no/such/dir/x.pcapng", fixture("../../Traces/suica-balance.jsonl")])
+    #expect(r.status == 1)
+    #expect(r.stderr == "Error: cannot create /no/such/dir/x.pcapng: No such file or directory\n", "\(r.stderr)")
+}
+
+/// `read --system` of a system the card lacks is no missing card: exit 1, and the systems it has.
+@Test func readingASystemTheCardLacksNamesItsSystems() throws {
+    let r = try run(["read", "--device", "virtual:suica", "--service", "090f", "--system", "8b61"])
+    #expect(r.status == 1, "\(r.stderr)")
+    #expect(r.stderr.contains("but it has no system 8B61 matching the Polling: its systems are 0003 (transit IC), FE00 (common area)"), "\(r.stderr)")
+}

@@ -203,3 +203,14 @@ func anotherProgramsDatabaseIsRefusedUntouched(_ what: String, _ sql: String, _ 
     _ = try again.save(reading(Array(1...3)))
     #expect([mode(shared), mode(shared + "-wal")] == [0o640, 0o640])
 }
+
+/// The first look at a WAL-mode file with no -wal goes through a `file:` URI: a name with
+/// `?`, `#`, `%` or a space in it is still that file, and left as it is.
+@Test func aFileWithURICharactersInItsNameIsLookedAtAsItIs() throws {
+    let path = (temporaryDatabase() as NSString).deletingLastPathComponent + "/odd ?name#1 %41.sqlite"
+    try makeForeignDatabase(path, "PRAGMA journal_mode=WAL; CREATE TABLE notes(body TEXT);")
+    let before = try directoryContents(path)
+    #expect { try HistoryStore(path: path) } throws: { ($0 as? HistoryError)?.reason.hasPrefix("\(path) is an SQLite database of another program (table notes)") == true }
+    #expect(try directoryContents(path) == before)
+    #expect(SQLiteConnection.uri("/a b/c?d#e%f") == "file:/a%20b/c%3Fd%23e%25f")
+}

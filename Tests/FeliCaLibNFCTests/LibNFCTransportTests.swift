@@ -1,33 +1,11 @@
 import FeliCa
 @testable import FeliCaLibNFC
 import FeliCaEmulators
+import FeliCaReaderCodecs
 import FeliCaSimulation
 import Foundation
 import TestSupport
 import Testing
-
-/// Everything a session can find on a card, for comparing two transports.
-struct CardContents: Equatable {
-    var target: Target
-    var systems: [SystemCode]
-    var blocks: [String: [[UInt8]]] = [:]
-}
-
-func readEverything(_ transport: any Transport) async throws -> CardContents {
-    let session = CardSession(transport: transport)
-    let first = try await session.detect()
-    var contents = CardContents(target: first, systems: try await session.systemCodes(of: first))
-    for code in contents.systems {
-        guard let target = try await session.select(code) else { continue }
-        let nodes = try await session.nodes(of: target)
-        let services = nodes.map(\.code).filter { $0.isReadableWithoutKey && !$0.attribute.isArea }
-        let counts = try await session.blockCounts(of: services, in: target)
-        for (service, count) in zip(services, counts) where count > 0 {
-            contents.blocks["\(code)/\(service)"] = try await session.read(service: service, blocks: 0..<count, from: target)
-        }
-    }
-    return contents
-}
 
 @Suite("libnfc transport against the PN532 emulator", .serialized)
 struct LibNFCTransportTests {

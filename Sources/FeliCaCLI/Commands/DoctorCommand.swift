@@ -29,6 +29,8 @@ struct DoctorCommand: CLICommand {
     static let rootOption = Option(OptionSpec(
         "root", value: "dir", help: "Look for /sys, /proc, /dev, ... under <dir> instead of / (for tests).", kind: .directory)) { s throws(UsageError) in
         guard !s.isEmpty else { throw UsageError("option '--root' needs a directory") }
+        // A root that is not there would read as a machine with nothing plugged in.
+        guard HostFiles(root: "/").exists(s) else { throw UsageError("--root \(s): no such directory") }
         return s
     }
 
@@ -44,9 +46,6 @@ struct DoctorCommand: CLICommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        if !HostFiles(root: "/").exists(root) {
-            throw CLIError("--root \(root): no such directory", exitCode: ExitCode.usage)
-        }
         let report = await DoctorRun.run(root: root, devices: devices, console: console)
         if json {
             JSONOut.print(report.json(), console)

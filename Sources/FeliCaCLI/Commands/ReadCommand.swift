@@ -56,9 +56,8 @@ struct ReadCommand: CLICommand {
         let (target, data, numbers) = try await CardContext.with(card, console: console) { session in
             var target = try await session.detect()
             if let system, system != target.systemCode {
-                guard let t = try await session.select(system) else {
-                    throw FeliCaError(.noCard, "the card has no system \(system)")
-                }
+                // A card that lacks the system is no missing card (exit 1, not 69): it says which it has.
+                guard let t = try await session.select(system) else { throw try await PollCommand.whyNoAnswer(session, code: system) }
                 target = t
             }
             var numbers = wanted

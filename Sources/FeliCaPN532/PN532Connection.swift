@@ -1,0 +1,135 @@
+import FeliCa
+import FeliCaReaderCodecs
+
+/// The chip behind one ``PN532SerialTransport``: its serial line, the frames in flight and
+/// the RF settings last sent. Touched only on the transport's device thread.
+final class PN532Connection: @unchecked Sendable {
+    // @unchecked: every member is used only on the transport's DeviceThread, one call at a time.
+    let label: String
+    let bitRate: AirTiming.BitRate
+    private let port: SerialPort
+    private var parser = PN532FrameParser()
+    /// The RF timeout currently set on the chip; nil = the chip's default, unknown to us.
+    private var chipTimeout: ChipTimeout?
+    /// The last Polling packet, to tell a silent card from a card that left.
+    private var lastPolling: [UInt8]?
+
+    /// Time the frames of one command take on the line at 115200 baud, at most (a
+    /// 265-byte reply and its command): what the host adds to the chip's own wait.
+    static let lineTime = Duration.milliseconds(30)
+    /// What the host waits beyond that before it decides the chip is not answering.
+    static let hostMargin = Duration.milliseconds(100)
+
+    /// Opens `path`, wakes the chip and sets it up as a FeliCa reader: SAMConfiguration
+    /// (which also proves a PN532 is there) and one passive activation attempt a Polling.
+    init(path: String, bitRate: AirTiming.BitRate) throws(FeliCaError) {
+        label = "pn532:" + path
+        self.bitRate = bitRate
+        port = try SerialPort(path: path)
+        do throws(FeliCaError) {
+            // An ACK first stops a command a previous host left running (its reply, if
+            // it comes anyway, has another response code and is skipped).
+            try port.write(PN532Commands.wakeUp + PN532Frame.ack.encode())
+            var answered = false
+            for _ in 0..<2 where !answered {
+                do throws(FeliCaError) {
+                    _ = try call(PN532Commands.samConfiguration, wait: .milliseconds(300))
+                    answered = true
+                } catch where error.code == .timeout {
+                    try port.write(PN532Commands.wakeUp)
+                }
+            }
+            guard answered else {
+                throw FeliCaError(.noReader, "\(label): no PN532 answered on this serial port; check the wiring (TX to RX, RX to TX), that the board's mode switches select HSU (UART), and that no other program holds the port")
+            }
+            _ = try call(PN532Commands.oneActivationAttempt, wait: .milliseconds(300))
+        } catch {
+            port.close()
+            throw error
+        }
+    }
+
+    /// Turns the RF field off and closes the line.
+    func close() {
+        if port.fd >= 0 { _ = try? call(PN532Commands.field(on: false), wait: .milliseconds(100)) }
+        port.close()
+    }
+
+    // MARK: - One command
+
+    /// Sends `command` and returns the chip's reply to it (response code first), waiting
+    /// at most `wait` (plus the line's time). A reply with another response code is an
+    /// earlier command's, and skipped. When the chip does not answer in time the command is
+    /// aborted (an ACK from the host) and whatever is left on the line dropped.
+    func call(_ command: [UInt8], wait: Duration) throws(FeliCaError) -> [UInt8] {
+        try port.write(PN532Frame.command(command).encode())
+        let expected = PN532Commands.responseCode(of: command)
+        let deadline = ContinuousClock().now.advanced(by: wait + Self.lineTime)
+        while true {
+            while let event = parser.next() {
+                switch event {
+                case .frame(.response(let data)) where data.first == expected:
+                    return data
+                case .frame(.ack), .frame(.response):
+                    continue
+                case .frame(.applicationError):
+                    throw FeliCaError(.unsupported, "\(label): the PN532 refused command \(Hex.encode([command[0]])) (application error frame)")
+                case .frame(.nack), .frame(.command):
+                    throw FeliCaError(.transmission, "\(label): the PN532 sent a frame a chip does not send; the line is noisy or another program writes to it")
+                case .invalid(let e):
+                    resynchronise()
+                    throw FeliCaError(.transmission, "\(label): garbled frame from the PN532 (\(e.reason)); run the command again")
+                }
+            }
+            let bytes = try port.read(until: deadline)
+            guard !bytes.isEmpty else {
+                resynchronise()
+                throw FeliCaError(.timeout, "\(label): the PN532 did not answer command \(Hex.encode([command[0]])) within \(wait + Self.lineTime)")
+            }
+            parser.append(bytes)
+        }
+    }
+
+    /// Stops whatever the chip runs (an ACK aborts it) and forgets what the line held.
+    private func resynchronise() {
+        try? port.write(PN532Frame.ack.encode())
+        parser.reset()
+        port.flushInput()
+    }
+
+    // MARK: - FeliCa exchanges
+
+    /// Sends one FeliCa packet (LEN first) and returns the card's (LEN first): Polling as
+    /// InListPassiveTarget, everything else through InCommunicateThru with the chip's RF
+    /// timeout set just above `timeout`.
+    func exchange(_ packet: [UInt8], timeout: Duration) throws(FeliCaError) -> [UInt8] {
+        if let polling = PollingCommand(packet: packet) {
+            lastPolling = packet
+            guard let reply = try poll(packet, timeout: timeout) else {
+                throw FeliCaError(.timeout, "\(label): no card answered the Polling for system \(polling.systemCode)")
+            }
+            return reply
+        }
+        let wanted = ChipTimeout(atLeast: timeout)
+        // Each change is an RFConfiguration round trip (about 2 ms on the line), so a
+        // longer timeout already set is kept, as the libnfc transport does.
+        if !(chipTimeout?.suffices(for: wanted) ?? false) {
+            _ = try call(PN532Commands.timeout(wanted), wait: .milliseconds(100))
+            chipTimeout = wanted
+        }
+        let chip = chipTimeout ?? wanted
+        let reply = try call(PN532Commands.communicateThru(packet), wait: chip.duration + Self.hostMargin)
+        if let card = try PN532Commands.cardReply(reply) { return card }
+        // The card stayed silent. Is it still there? One Polling tells.
+        if let p = lastPolling, try poll(p, timeout: .milliseconds(20)) == nil {
+            throw FeliCaError(.cardGone, "\(label): the card left the reader during the exchange; hold it still on the reader and run the command again")
+        }
+        throw FeliCaError(.timeout, "\(label): the card did not answer within \(chip.duration)")
+    }
+
+    /// One InListPassiveTarget: the card's Polling response, or nil when none answered.
+    private func poll(_ polling: [UInt8], timeout: Duration) throws(FeliCaError) -> [UInt8]? {
+        let reply = try call(PN532Commands.listFeliCa(polling: polling, at: bitRate), wait: timeout + Self.hostMargin)
+        return try PN532Commands.pollingResponse(reply)
+    }
+}

@@ -1,0 +1,158 @@
+import FeliCa
+import FeliCaPN532
+import FeliCaReaderCodecs
+@testable import FeliCaEmulators
+import FeliCaSimulation
+import Foundation
+import TestSupport
+import Testing
+
+/// The PN532 emulator on a pseudo-terminal holding `card`, and the native transport opened
+/// on it, both closed when `body` returns.
+@discardableResult
+func withNativeReader<T>(card: VirtualCard?, options: PN532Emulator.Options = .init(), bitRate: AirTiming.BitRate = .kbps212,
+                         _ body: (PN532SerialTransport, PN532Server) async throws -> T) async throws -> T {
+    let server = try PN532Server(card: card, options: options)
+    server.start()
+    defer { server.stop() }
+    let transport = try await PN532SerialTransport.open(path: server.path, bitRate: bitRate)
+    do {
+        let result = try await body(transport, server)
+        await transport.close()
+        return result
+    } catch {
+        await transport.close()
+        throw error
+    }
+}
+
+@Suite("native PN532 transport against the PN532 emulator", .serialized)
+struct PN532SerialTransportTests {
+    @Test("the whole card reads the same as through the virtual transport")
+    func sameAsVirtual() async throws {
+        let viaVirtual = try await readEverything(VirtualTransport(card: try VirtualCard.named("suica"), name: "virtual:suica"))
+        let viaPN532 = try await withNativeReader(card: try VirtualCard.named("suica")) { t, server in
+            let contents = try await readEverything(t)
+            #expect(server.invalidFrames == 0)
+            return contents
+        }
+        #expect(viaPN532 == viaVirtual)
+        #expect(!viaPN532.blocks.isEmpty)
+    }
+
+    @Test("with the chip's UART and RF timing, reads still match", arguments: AirTiming.BitRate.allCases)
+    func timed(rate: AirTiming.BitRate) async throws {
+        let card = try VirtualCard.named("suica")
+        let viaVirtual = try await readEverything(VirtualTransport(card: card, name: "virtual:suica"))
+        let viaPN532 = try await withNativeReader(card: card, options: .init(timing: true), bitRate: rate) { t, _ in try await readEverything(t) }
+        #expect(viaPN532 == viaVirtual)
+    }
+
+    @Test("Polling comes back as the card's Polling response, at 212 and 424 kbps")
+    func pollingPacket() async throws {
+        let card = try VirtualCard.named("suica")
+        for rate in AirTiming.BitRate.allCases {
+            try await withNativeReader(card: card, bitRate: rate) { t, _ in
+                for rc in PollingRequestCode.allCases {
+                    let command = PollingCommand(systemCode: .wildcard, requestCode: rc).encode()
+                    let reply = try await t.exchange(command, timeout: .milliseconds(20))
+                    #expect(reply == card.respond(to: command), "RC \(rc) at \(rate)")
+                }
+            }
+        }
+    }
+
+    @Test("a system the card lacks is no card, and the next Polling finds the card")
+    func missingSystem() async throws {
+        try await withNativeReader(card: try VirtualCard.named("suica")) { t, _ in
+            let session = CardSession(transport: t)
+            let missing = try await session.poll(systemCode: SystemCode(0x1234))
+            #expect(missing == nil)
+            let present = try await session.poll(systemCode: .transit)
+            #expect(present != nil)
+        }
+    }
+
+    @Test("no card: detect says so")
+    func noCard() async throws {
+        try await withNativeReader(card: nil) { t, _ in
+            await #expect(throws: FeliCaError(.noCard, "")) { try await CardSession(transport: t).detect() }
+        }
+    }
+
+    @Test("a card that leaves during a read is reported gone")
+    func cardLeaves() async throws {
+        // Present for the Polling that finds it, then gone.
+        try await withNativeReader(card: try VirtualCard.named("suica"), options: .init(taps: CardTaps(present: 1, absent: 1000))) { t, _ in
+            let session = CardSession(transport: t)
+            let target = try await session.detect()
+            await #expect(throws: FeliCaError(.cardGone, "")) {
+                try await session.read(service: 0x090F, blocks: 0..<1, from: target)
+            }
+        }
+    }
+
+    @Test("a serial port that does not exist, or is no serial line, is a clear error")
+    func badPaths() async throws {
+        await #expect { try await PN532SerialTransport.open(path: "/dev/no-such-tty") } throws: { e in
+            let e = e as? FeliCaError
+            return e?.code == .noReader && e?.reason.contains("/dev/no-such-tty") == true
+        }
+        await #expect { try await PN532SerialTransport.open(path: "/dev/null") } throws: { e in
+            (e as? FeliCaError)?.reason.contains("not a serial line") == true
+        }
+        await #expect { try await PN532SerialTransport.open(path: "") } throws: { e in (e as? FeliCaError)?.code == .badInput }
+    }
+
+    @Test("a serial line where no PN532 answers says so, within a second")
+    func silentLine() async throws {
+        let terminal = try PseudoTerminal()
+        defer { terminal.close() }
+        let start = ContinuousClock().now
+        await #expect { try await PN532SerialTransport.open(path: terminal.path) } throws: { e in
+            (e as? FeliCaError)?.reason.contains("no PN532 answered") == true
+        }
+        #expect(start.duration(to: ContinuousClock().now) < .seconds(2))
+    }
+
+    @Test("a reply a previous host left on the line is skipped")
+    func staleReplySkipped() async throws {
+        try await withNativeReader(card: try VirtualCard.named("suica"), options: .init(faults: [PN532Fault(.lateReply(.milliseconds(400)), atExchange: 2)])) { t, _ in
+            let session = CardSession(transport: t)
+            let target = try await session.detect()
+            // The second card exchange answers too late: the host gives up, and the next
+            // command must not take the late reply for its own.
+            _ = try? await session.read(service: 0x090F, blocks: 0..<1, from: target)
+            let again = try await session.detect()
+            #expect(again.idm == target.idm)
+        }
+    }
+}
+
+@Suite struct PN532CommandsTests {
+    /// InListPassiveTarget and InCommunicateThru replies as the emulator writes them.
+    @Test func repliesDecode() throws {
+        let card = try VirtualCard.named("suica")
+        let polling = PollingCommand(systemCode: .wildcard, requestCode: .none).encode()
+        let response = card.respond(to: polling)!
+        #expect(try PN532Commands.pollingResponse([0x4B, 0x01, 0x01] + response) == response)
+        #expect(try PN532Commands.pollingResponse([0x4B, 0x00]) == nil)
+        #expect(try PN532Commands.cardReply([0x43, 0x00] + response) == response)
+        #expect(try PN532Commands.cardReply([0x43, 0x01]) == nil)
+        #expect { try PN532Commands.cardReply([0x43, 0x02]) } throws: { ($0 as? FeliCaError)?.reason.contains("CRC") == true }
+        #expect(PN532Commands.listFeliCa(polling: polling, at: .kbps424) == [0x4A, 0x01, 0x02] + polling.dropFirst())
+    }
+
+    /// Every strict prefix of a reply is refused: a cut frame never passes as a shorter one.
+    @Test func prefixesAreRefused() throws {
+        let card = try VirtualCard.named("suica")
+        let response = card.respond(to: PollingCommand(systemCode: .wildcard, requestCode: .none).encode())!
+        let listed = [0x4B, 0x01, 0x01] + response, thru = [0x43, 0x00] + response
+        for n in 0..<listed.count where n != 2 {
+            #expect(throws: FeliCaError.self, "InListPassiveTarget prefix \(n)") { try PN532Commands.pollingResponse(Array(listed.prefix(n))) }
+        }
+        for n in 0..<thru.count where n != 2 {
+            #expect(throws: FeliCaError.self, "InCommunicateThru prefix \(n)") { try PN532Commands.cardReply(Array(thru.prefix(n))) }
+        }
+    }
+}
