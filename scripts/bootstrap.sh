@@ -7,7 +7,7 @@ packages=(
   libnfc-dev libnfc-bin
   libpcsclite-dev pcscd vsmartcard-vpcd
   libusb-1.0-0-dev umockdev gir1.2-umockdev-1.0 python3-gi
-  libsqlite3-dev python3
+  libsqlite3-dev sqlite3 python3   # sqlite3: a test reads the history database as it was written
   python3-venv            # the benchmarks install nfcpy, the comparison peer, into a venv
   tshark
   iproute2 util-linux procps

@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaJSON
 import FeliCaDevices
+import FeliCaSimulation
 import FeliCaTrace
 
 /// Opens the device a command names (through the devices layer) and wraps it for `-v` and `--trace`.
@@ -27,6 +28,14 @@ enum CardContext {
             return try options.trace.map { try TraceHook.record(watched, to: $0) } ?? watched
         }
         return (device, session)
+    }
+
+    /// When the card behind `options` was read, for a card image that says (an imported
+    /// Metrodroid dump): the reading's date for what depends on it. Nil for live cards.
+    static func scannedAt(_ options: CardOptions) -> String? {
+        let spec = options.device ?? ((try? Device.fromEnvironment()) ?? nil)
+        guard case .virtual(.image(let path), _)? = spec?.kind else { return nil }
+        return (try? CardImage.load(path: path))?.scannedAt
     }
 
     /// Runs `body` with a session and closes the device afterwards, whatever happens.

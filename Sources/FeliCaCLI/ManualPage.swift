@@ -53,7 +53,8 @@ enum ManualPage {
         let felica = name == FelicaRoot.configuration.name
         var sections = [("EXIT STATUS", felica ? """
             0 success; 1 failure (an export that lacks records included); 64 usage error (a wrong option, \
-            argument or device string, an output that is also an input); 69 no reader or no card.
+            argument or device string, an output that is also an input); 69 no reader or no card; 130 interrupted \
+            (Ctrl-C; SIGTERM: 143), by the signal, for every command.
             """ : """
             0 success (an emulator stopped by SIGINT or SIGTERM); 1 failure; 64 usage error (a wrong option or \
             argument). rcs380 and rcs956 exit with the status of the command they run.

@@ -9,10 +9,20 @@ enum PurseOutput {
     static let allSystems = OptionSpec.flag(
         "all-systems", help: "Also probe the common area (FE00) of transit cards, which is skipped by default (2 more exchanges).")
 
-    static func reader(_ depth: CardReader.Depth, allSystems: Bool, stations: StationTable?) -> CardReader {
+    static func reader(_ depth: CardReader.Depth, allSystems: Bool, stations: StationTable?, card: CardOptions? = nil) -> CardReader {
         var r = CardReader(depth: depth, stations: stations)
         r.probeTransitCardCommonArea = allSystems
+        if let card, let scanned = CardContext.scannedAt(card), let day = readingDay(scanned) {
+            r.readingDate = ReadingDate(day: day, source: .scanDate)
+        }
         return r
+    }
+
+    /// The day of a `YYYY-MM-DDTHH:MM:SSZ` time.
+    static func readingDay(_ iso: String) -> CardDate? {
+        let parts = iso.prefix(10).split(separator: "-")
+        guard parts.count == 3, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]) else { return nil }
+        return try? CardDate(year: y, month: m, day: d)
     }
 
     // MARK: - Station table
@@ -36,12 +46,12 @@ enum PurseOutput {
 
     /// `¥1,234`; signed amounts get `+`/`-`; unknown is `?`.
     static func yen(_ v: Int?, signed: Bool = false) -> String {
-        guard let v else { return "?" }
-        var digits = String(abs(v))
-        var i = digits.count - 3
-        while i > 0 { digits.insert(",", at: digits.index(digits.startIndex, offsetBy: i)); i -= 3 }
-        let sign = v < 0 ? "-" : (signed && v > 0 ? "+" : "")
-        return sign + "¥" + digits
+        money(v, .jpy, signed: signed)
+    }
+
+    /// `¥1,234`, `HK$50.00`, `-HK$14.40`; unknown is `?`.
+    static func money(_ v: Int?, _ currency: Currency, signed: Bool = false) -> String {
+        v.map { currency.format($0, signed: signed) } ?? "?"
     }
 
 
@@ -78,13 +88,14 @@ enum PurseOutput {
     }
 
     static func headline(_ p: Purse) -> String {
-        var line = TextLayout.padRight(p.profile.displayName, 11) + TextLayout.padLeft(p.balance.map { yen($0) } ?? "unreadable", 10)
+        var line = TextLayout.padRight(p.profile.displayName, max(11, p.profile.displayName.count + 1)) + TextLayout.padLeft(p.balance.map { money($0, p.profile.currency) } ?? "unreadable", 10)
         if let n = p.number { line += "  no. \(n)" }
         if let pts = p.points { line += "  \(pts) point\(pts == 1 ? "" : "s")" }
         return line
     }
 
     static func problems(_ p: Purse, _ console: Console) {
+        if let rule = p.rule { console.line("  balance rule: \(rule)") }
         for i in p.issues { console.line("  ! \(i)") }
         for n in p.notes { console.line("  ! \(n)") }
     }
@@ -112,7 +123,7 @@ enum PurseOutput {
                 switch e {
                 case .transaction(let t):
                     console.line("  " + TextLayout.padRight(t.date.display(seconds: seconds), dateWidth) + "  " + TextLayout.padRight(t.kind.rawValue, 9)
-                                 + TextLayout.padLeft(yen(t.amount, signed: true), 9) + TextLayout.padLeft(yen(t.balance), 10)
+                                 + TextLayout.padLeft(money(t.amount, p.profile.currency, signed: true), 9) + TextLayout.padLeft(money(t.balance, p.profile.currency), 10)
                                  + TextLayout.padLeft(String(t.sequence), 7) + "  " + details(t))
                 case .malformed(let slot, let error, let raw):
                     console.line("  slot \(slot): not decoded: \(error.reason) [\(Hex.encode(raw))]")
@@ -177,11 +188,15 @@ enum PurseOutput {
         o.append("profile", .string(p.profile.rawValue))
         o.append("system", .string(p.system.hex))
         o.append("balance", p.balance.map { .int($0) } ?? .null)
-        o.append("currency", "JPY")
+        o.append("currency", .string(p.profile.currency.code))
+        if let rule = p.rule {
+            o.append("balanceRule", .object(["offset": .int(rule.offset), "readOn": .string(rule.readOn.day.iso),
+                                             "source": .string(rule.readOn.source.rawValue), "rule": .string(rule.why)]))
+        }
         if let n = p.number { o.append("number", .string(n)) }
         if let pts = p.points { o.append("points", .int(pts)) }
         if history {
-            o.append("transactions", p.history.map { .array($0.map(entry)) } ?? .null)
+            if p.profile.hasHistory { o.append("transactions", p.history.map { .array($0.map(entry)) } ?? .null) }
             if let t = p.transit {
                 o.append("card", .object(["type": .int(t.cardType), "region": .int(t.region), "transactionCounter": .int(t.transactionCounter)]))
                 if let log = t.gateLog { o.append("gateLog", .array(log.map(gate))) }

@@ -72,6 +72,9 @@ public struct CardReader: Sendable {
     public var depth: Depth
     /// Names for transit stations; nil prints codes.
     public var stations: StationTable?
+    /// The day of the reading, which decides Octopus's balance offset: today unless the card
+    /// is a dump that says when it was made.
+    public var readingDate: ReadingDate = .today()
     /// Probe the common area (0xFE00) of a card whose chip is a dedicated transit-card IC
     /// too. Off by default: see ``skipsCommonArea(of:)``.
     public var probeTransitCardCommonArea = false
@@ -217,12 +220,15 @@ public struct CardReader: Sendable {
     /// is left alone when a transit purse was found on a transit-card IC, as the plan does.
     func readUnlisted(_ session: CardSession, _ first: Target, into report: inout CardReport) async throws(FeliCaError) {
         var purses: [Purse] = []
+        var ownFound = false
         defer { report.purses = purses }
         for layout in layouts {
             let system: SystemCode
             switch layout.placement {
             case .ownSystem(let codes):
-                guard let code = codes.first else { continue }
+                // The one system read holds one layout of its own: once found, the others
+                // are not looked for (each would cost a read).
+                guard let code = codes.first, !ownFound else { continue }
                 system = code
             case .commonArea:
                 if purses.contains(where: { $0.profile == .transitIC }) && !probeTransitCardCommonArea
@@ -238,7 +244,10 @@ public struct CardReader: Sendable {
             let wanted = layout.reads(at: depth)
             let got = try await readServices(session, target, wanted)
             let found = wanted.indices.contains { !wanted[$0].optional && got[$0].issue == nil && got[$0].blocks != nil }
-            if found { purses.append(purse(layout, wanted, got, system)) }
+            if found {
+                purses.append(purse(layout, wanted, got, system))
+                if case .ownSystem = layout.placement { ownFound = true }
+            }
         }
     }
 
@@ -265,7 +274,7 @@ public struct CardReader: Sendable {
     func purse(_ layout: PurseLayout, _ wanted: [ServiceRead], _ got: [ServiceOutcome], _ system: SystemCode) -> Purse {
         var blocks = ServiceBlocks()
         for (w, g) in zip(wanted, got) { blocks.blocks[w.service] = g.blocks }
-        var p = layout.decode(blocks, PurseLayout.DecodeContext(system: system, depth: depth, stations: stations))
+        var p = layout.decode(blocks, PurseLayout.DecodeContext(system: system, depth: depth, stations: stations, readingDate: readingDate))
         let issues = zip(wanted, got).compactMap { w, g in g.issue.flatMap { w.optional && $0.problem == .absent ? nil : $0 } }
         p.issues = issues + p.issues
         return p

@@ -4,6 +4,8 @@ import FeliCa
 public enum PurseProfile: String, Hashable, Sendable, CaseIterable {
     case transitIC = "transit-ic"
     case edy, nanaco, waon
+    case octopus
+    case shenzhenTong = "shenzhen-tong"
 
     /// How a person calls it.
     public var displayName: String {
@@ -12,7 +14,55 @@ public enum PurseProfile: String, Hashable, Sendable, CaseIterable {
         case .edy: "Edy"
         case .nanaco: "nanaco"
         case .waon: "WAON"
+        case .octopus: "Octopus"
+        case .shenzhenTong: "Shenzhen Tong"
         }
+    }
+
+    /// The currency its balance is kept in.
+    public var currency: Currency {
+        switch self {
+        case .octopus: .hkd
+        case .shenzhenTong: .cny
+        default: .jpy
+        }
+    }
+
+    /// Whether the card keeps a transaction history readable without a key.
+    public var hasHistory: Bool { self != .octopus && self != .shenzhenTong }
+}
+
+/// A currency as ISO 4217 names it; every money field is a count of its minor unit (yen for
+/// JPY, cents for HKD, fen for CNY).
+public struct Currency: Hashable, Sendable {
+    /// ISO 4217 code (`JPY`).
+    public var code: String
+    /// Digits of the minor unit (0 for JPY, 2 for HKD and CNY).
+    public var minorDigits: Int
+    /// The sign printed before an amount (`¥`, `HK$`, `CN¥`).
+    public var symbol: String
+
+    /// Japanese yen (no minor unit).
+    public static let jpy = Currency(code: "JPY", minorDigits: 0, symbol: "¥")
+    /// Hong Kong dollar, counted in cents.
+    public static let hkd = Currency(code: "HKD", minorDigits: 2, symbol: "HK$")
+    /// Chinese yuan, counted in fen.
+    public static let cny = Currency(code: "CNY", minorDigits: 2, symbol: "CN¥")
+
+    /// `¥1,234`, `HK$50.00`, `-HK$14.40`; `signed` puts `+` before a gain.
+    public func format(_ minor: Int, signed: Bool = false) -> String {
+        let sign = minor < 0 ? "-" : (signed && minor > 0 ? "+" : "")
+        var scale = 1
+        for _ in 0..<minorDigits { scale *= 10 }
+        let whole = abs(minor) / scale, fraction = abs(minor) % scale
+        var digits = String(whole)
+        var i = digits.count - 3
+        while i > 0 { digits.insert(",", at: digits.index(digits.startIndex, offsetBy: i)); i -= 3 }
+        if minorDigits > 0 {
+            let f = String(fraction)
+            digits += "." + String(repeating: "0", count: minorDigits - f.count) + f
+        }
+        return sign + symbol + digits
     }
 }
 
@@ -220,6 +270,8 @@ public struct Purse: Hashable, Sendable {
     public var history: [HistoryEntry]?
     /// Transit purses: card type, gate log, pending entry.
     public var transit: TransitInfo?
+    /// How the balance was worked out, where the card's encoding leaves a choice (Octopus).
+    public var rule: BalanceRule?
     /// Services the profile wanted but could not read.
     public var issues: [ServiceIssue] = []
     /// Findings worth telling: a failed cross-check, an unusual field.

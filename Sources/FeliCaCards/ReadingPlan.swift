@@ -59,6 +59,8 @@ public struct PurseLayout: Sendable {
         public var system: SystemCode
         public var depth: CardReader.Depth
         public var stations: StationTable?
+        /// The day of the reading (decides Octopus's offset).
+        public var readingDate: ReadingDate
     }
 
     public var profile: PurseProfile
@@ -82,7 +84,8 @@ public struct PurseLayout: Sendable {
     }
 
     /// Every layout the library decodes, in the order a report lists their purses.
-    public static let all: [PurseLayout] = [TransitIC.layout, Edy.layout, Nanaco.layout, WAON.layout]
+    public static let all: [PurseLayout] = [TransitIC.layout, Edy.layout, Nanaco.layout, WAON.layout,
+                                            Octopus.octopusLayout, Octopus.shenzhenTongLayout]
 }
 
 /// Turns what is known about a card into the fewest exchanges: which systems need listing,

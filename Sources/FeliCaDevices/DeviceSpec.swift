@@ -223,14 +223,14 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
 
     // MARK: - Parts
 
-    static let virtualExample = "virtual:suica, virtual:edy, virtual:nanaco, virtual:waon, virtual:wallet or virtual:<image.json>"
+    static let virtualExample = "virtual:suica, virtual:edy, virtual:nanaco, virtual:waon, virtual:wallet, virtual:octopus or virtual:<image.json>"
 
     /// A built-in name, else a path; a word that is neither is a mistyped name.
     static func virtualCard(_ card: String) throws(ParseError) -> VirtualCardSource {
         if SampleCards.names.contains(card) { return .builtIn(card) }
-        if card.contains("/") || card.hasSuffix(".json") { return .image(path: card) }
+        if CardImage.isImagePath(card) { return .image(path: card) }
         let near = Suggestion.nearest(card, SampleCards.names).map { " Did you mean virtual:\($0)?" } ?? ""
-        throw ParseError("there is no built-in card named '\(card)' (built-in: \(SampleCards.names.joined(separator: ", ")); a card image path must contain '/' or end in .json).\(near)")
+        throw ParseError("there is no built-in card named '\(card)' (built-in: \(SampleCards.names.joined(separator: ", ")); a card image path must contain '/' or end in .json or .nfc).\(near)")
     }
 
     /// `054c:06c1` (vendor and product, 4 hex digits each) or `001:004` (bus and address,

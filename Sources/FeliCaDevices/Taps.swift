@@ -34,7 +34,13 @@ public struct Taps: AsyncSequence, Sendable {
         case waitingForCard
         /// A card was read; waiting for it to leave.
         case waitingForRemoval
+        /// The card read last is still on the reader ``Taps/leftOnReader`` after its read:
+        /// no next card is read until it leaves. Sent once per tap.
+        case stillOnReader(IDm)
     }
+
+    /// How long a card may stay on the reader after its tap before ``Event/stillOnReader(_:)``.
+    public static let leftOnReader: Duration = .seconds(2)
 
     let session: CardSession
     let virtualCard: VirtualCard?
@@ -95,7 +101,13 @@ public struct Taps: AsyncSequence, Sendable {
     func waitForRemoval(of card: Target) async throws {
         virtualCard?.isPresent = false
         onEvent?(.waitingForRemoval)
+        let since = ContinuousClock.now
+        var said = false
         while try await session.isPresent(card) {
+            if !said, ContinuousClock.now - since >= Self.leftOnReader {
+                onEvent?(.stillOnReader(card.idm))
+                said = true
+            }
             try await Task.sleep(for: interval)
         }
     }

@@ -46,7 +46,7 @@ public struct Reading: Sendable {
     /// records repeat a number (all zero, say) is keyed by content instead.
     public init(report: CardReport, device: String?, readAt: String) throws(HistoryError) {
         var purses: [PurseRecords] = []
-        for p in report.purses {
+        for p in report.purses where p.profile.hasHistory {
             let unreadable = p.issues.filter {
                 if case .unreadable = $0.problem { return $0.content == "history" }
                 return false

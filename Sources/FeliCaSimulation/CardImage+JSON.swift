@@ -6,21 +6,6 @@ import Glibc
 #endif
 
 extension CardImage {
-    /// Reads an image file; errors name the file and the JSON path.
-    public static func load(path: String) throws(FeliCaError) -> CardImage {
-        let text: String
-        do {
-            text = try readTextFile(path)
-        } catch {
-            throw FeliCaError(.badInput, "card image \(path): \(error.reason)")
-        }
-        do {
-            return try CardImage(jsonText: text)
-        } catch {
-            throw FeliCaError(.badInput, "card image \(path): \(error.reason)")
-        }
-    }
-
     /// Parses `felica-card/1` JSON text.
     public init(jsonText: String) throws(FeliCaError) {
         let value: JSONValue
@@ -84,7 +69,11 @@ extension CardImage.Service {
         o.append("code", .string(code.hex))
         if let keyVersion { o.append("keyVersion", .string(Hex.encode([UInt8(keyVersion >> 8), UInt8(keyVersion & 0xFF)]))) }
         if let blockCount { o.append("blockCount", .int(blockCount)) }
+        if answersWithoutKey { o.append("answersWithoutKey", .bool(true)) }
         if let blocks { o.append("blocks", .array(blocks.map { .string(Hex.encode($0)) })) }
+        if !blocksAt.isEmpty {
+            o.append("blocksAt", .object(JSONObject(blocksAt.keys.sorted().map { (Hex.digits($0, count: 4), .string(Hex.encode(blocksAt[$0]!))) })))
+        }
         for m in extra where o[m.key] == nil { o.append(m.key, m.value) }
         return .object(o)
     }
@@ -254,14 +243,38 @@ private struct ImageParser {
             }
             blocks = out
         }
-        if code.isReadableWithoutKey {
+        var blocksAt: [Int: [UInt8]] = [:]
+        if let av = o["blocksAt"] {
+            guard let numbered = av.objectValue else { throw fail("\(path).blocksAt", "expected an object of block number (4 hex digits) to block, found \(av.typeName)") }
+            for m in numbered {
+                let mp = "\(path).blocksAt.\(m.key)"
+                let n = try hexBytes(m.key, count: 2, mp)
+                let number = Int(n[0]) << 8 | Int(n[1])
+                guard number >= (blocks?.count ?? 0) else { throw fail(mp, "block \(m.key) is already in \"blocks\"; blocksAt holds only blocks past the list") }
+                guard let s = m.value.stringValue else { throw fail(mp, "expected a string, found \(m.value.typeName)") }
+                blocksAt[number] = try hexBytes(s, count: 16, mp)
+            }
+        }
+        var answers = false
+        if let a = o["answersWithoutKey"] {
+            guard let b = a.boolValue else { throw fail("\(path).answersWithoutKey", "expected true or false, found \(a.serialized())") }
+            guard !b || !code.isReadableWithoutKey else { throw fail("\(path).answersWithoutKey", "service \(code) is readable without a key by its attribute already") }
+            answers = b
+        }
+        if !blocksAt.isEmpty && !code.isReadableWithoutKey && !answers {
+            throw fail("\(path).blocksAt", "service \(code) needs a key: its data is never readable")
+        }
+        if code.isReadableWithoutKey || answers {
             guard blocks != nil else { throw fail(path, "service \(code) is readable without a key, so it needs \"blocks\"") }
             if blockCount != nil { throw fail("\(path).blockCount", "only key-protected services give blockCount; \(code) lists its blocks") }
         } else {
-            if blocks != nil { throw fail("\(path).blocks", "service \(code) needs a key: its data is never readable, give \"blockCount\" instead of blocks") }
+            if blocks != nil { throw fail("\(path).blocks", "service \(code) needs a key: its data is never readable, give \"blockCount\" instead of blocks (or \"answersWithoutKey\": true for a card that answers anyway)") }
         }
-        return CardImage.Service(code: code, blocks: blocks, keyVersion: keyVersion, blockCount: blockCount,
-                                 extra: rest(o, known: ["code", "blocks", "keyVersion", "blockCount"]))
+        var service = CardImage.Service(code: code, blocks: blocks, keyVersion: keyVersion, blockCount: blockCount,
+                                        extra: rest(o, known: ["code", "blocks", "blocksAt", "keyVersion", "blockCount", "answersWithoutKey"]))
+        service.blocksAt = blocksAt
+        service.answersWithoutKey = answers
+        return service
     }
 }
 

@@ -154,6 +154,16 @@ extension CardImage {
             for i in readable { data.append(try await readToEnd(codes[i], target, session)) }
         }
         let sizes = counted ?? codes.map { _ in 0 }
+        // Services cards answer without the key their attribute asks for: try them, and keep
+        // them as keyed when the card refuses.
+        var despite: [Int: [[UInt8]]] = [:]
+        for i in codes.indices where readDespiteAttribute.contains(codes[i]) {
+            do throws(FeliCaError) {
+                let blocks = counted == nil ? try await readToEnd(codes[i], target, session)
+                    : try await session.read([BlockRequest(service: codes[i], blocks: 0..<max(sizes[i], 1))], from: target)[0]
+                if !blocks.isEmpty { despite[i] = blocks }
+            } catch where error.code == .status {}
+        }
         var services: [Service] = []
         var next = 0
         for (i, c) in codes.enumerated() {
@@ -165,6 +175,8 @@ extension CardImage {
                     next += 1
                 }
                 services.append(Service(code: c, blocks: blocks, keyVersion: kv == 0 ? nil : kv))
+            } else if let blocks = despite[i] {
+                services.append(Service(code: c, blocks: blocks, keyVersion: kv == 0 ? nil : kv, answersWithoutKey: true))
             } else {
                 services.append(Service(code: c, keyVersion: kv ?? 0, blockCount: counted == nil ? nil : sizes[i]))
             }

@@ -68,22 +68,43 @@ public struct CardImage: Hashable, Sendable {
         public var code: ServiceCode
         /// 16-byte blocks (block 0 first; for cyclic services the newest record).
         public var blocks: [[UInt8]]?
+        /// Blocks numbered past the end of ``blocks``, by block number (`"blocksAt"`): the
+        /// FeliCa Lite's system blocks 0x80-0xA0 sit far above its 15 user blocks.
+        public var blocksAt: [Int: [UInt8]] = [:]
         public var keyVersion: UInt16?
         /// Size of a key-protected service, whose data is never readable.
         public var blockCount: Int?
+        /// The card answers reads of this service without a key although its attribute asks
+        /// for one (`"answersWithoutKey": true`), as Shenzhen Tong's balance 0118 does.
+        public var answersWithoutKey = false
         public var extra: JSONObject
 
-        public init(code: ServiceCode, blocks: [[UInt8]]? = nil, keyVersion: UInt16? = nil, blockCount: Int? = nil, extra: JSONObject = [:]) {
+        public init(code: ServiceCode, blocks: [[UInt8]]? = nil, keyVersion: UInt16? = nil, blockCount: Int? = nil, answersWithoutKey: Bool = false, extra: JSONObject = [:]) {
             self.code = code
+            self.answersWithoutKey = answersWithoutKey
             self.blocks = blocks
             self.keyVersion = keyVersion
             self.blockCount = blockCount
             self.extra = extra
         }
 
-        /// Blocks the service holds, readable or not.
-        public var size: Int { blocks?.count ?? blockCount ?? 0 }
+        /// Whether its blocks can be read without a key.
+        public var isReadable: Bool { code.isReadableWithoutKey || answersWithoutKey }
+
+        /// Blocks the service holds, readable or not (numbered blocks past the list count as
+        /// reaching their number).
+        public var size: Int { max(blocks?.count ?? blockCount ?? 0, (blocksAt.keys.max() ?? -1) + 1) }
+
+        /// Block `number`'s data, nil when the service does not hold it readably.
+        public func block(_ number: Int) -> [UInt8]? {
+            if let blocks, number < blocks.count { return blocks[number] }
+            return blocksAt[number]
+        }
     }
+
+    /// Services whose attribute asks for a key but which cards answer without one: a dump
+    /// tries to read them, and keeps them as keyed when the card refuses.
+    public static let readDespiteAttribute: Set<ServiceCode> = [0x0118]
 
     /// The IDm of system `index`: as given, else derived from system 0's IDm with the
     /// system number in the high nibble of byte 0 (as real multi-system cards do), else
@@ -93,6 +114,13 @@ public struct CardImage: Hashable, Sendable {
         let base = systems.first?.idm?.rawValue ?? 0x0114_2E00_1234_5678
         let nibble = UInt64(index & 0xF) << 60
         return IDm(rawValue: base & 0x0FFF_FFFF_FFFF_FFFF | nibble)
+    }
+
+    /// When the card was read, as `YYYY-MM-DDTHH:MM:SSZ` (member `scannedAt`): kept from an
+    /// imported dump that says (Metrodroid's scan time), nil for our own dumps.
+    public var scannedAt: String? {
+        get { extra["scannedAt"]?.stringValue }
+        set { extra["scannedAt"] = newValue.map { .string($0) } }
     }
 
     /// The PMm of system `index`.

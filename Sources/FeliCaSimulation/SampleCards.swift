@@ -7,7 +7,7 @@ import FeliCaCards
 /// Every card carries several records, an empty slot or two, and key-protected services
 /// (a key version and a block count, no data) as real cards do.
 public enum SampleCards {
-    public static let names = ["suica", "edy", "nanaco", "waon", "wallet"]
+    public static let names = ["suica", "edy", "nanaco", "waon", "wallet", "octopus", "octopus-shenzhen"]
 
     public static func image(named name: String) -> CardImage? {
         switch name {
@@ -16,6 +16,8 @@ public enum SampleCards {
         case "nanaco": nanaco
         case "waon": waon
         case "wallet": wallet
+        case "octopus": octopus
+        case "octopus-shenzhen": octopusShenzhen
         default: nil
         }
     }
@@ -90,6 +92,37 @@ public enum SampleCards {
                     + nanacoServices(number: [0x70, 0x00, 0x65, 0x43, 0x21, 0x09, 0x87, 0x65], balance: 5_128)
                     + waonServices(number: [0x69, 0x00, 0x00, 0x98, 0x76, 0x54, 0x32, 0x10], balance: 1_850)
                     + [.init(code: 0x4008, keyVersion: 0x0300, blockCount: 4)]),
+            ])
+    }
+
+    /// An Octopus card holding HK$50.00, stored with the offset of readings made since
+    /// 2017-10-01 (500), plus the key-protected services real cards show beside it.
+    public static var octopus: CardImage {
+        CardImage(
+            pmm: PMm(rawValue: 0x0011_4B42_8485_D0FF),
+            systems: [
+                system(code: Octopus.octopusSystem, idm: IDm(rawValue: 0x0130_0A12_3456_7890),
+                       areas: [CardImage.Area(code: .root, end: 0xFFFE)],
+                       services: [
+                           .init(code: Octopus.octopusBalanceService, blocks: [Octopus.encodeBalance(tenths: 500, offset: 500)]),
+                           .init(code: 0x0108, keyVersion: 0x0100, blockCount: 1),
+                       ]),
+            ])
+    }
+
+    /// A dual Octopus and Shenzhen Tong card: -HK$14.40 on Octopus (in overdraft), CNY 12.30
+    /// on Shenzhen Tong, whose balance service 0118 answers without a key although its
+    /// attribute asks for one (as cards do: Metrodroid reads it so).
+    public static var octopusShenzhen: CardImage {
+        CardImage(
+            pmm: PMm(rawValue: 0x0011_4B42_8485_D0FF),
+            systems: [
+                system(code: Octopus.octopusSystem, idm: IDm(rawValue: 0x0130_0B65_4321_0987),
+                       areas: [CardImage.Area(code: .root, end: 0xFFFE)],
+                       services: [.init(code: Octopus.octopusBalanceService, blocks: [Octopus.encodeBalance(tenths: -144, offset: 500)])]),
+                system(code: Octopus.shenzhenTongSystem, areas: [CardImage.Area(code: .root, end: 0xFFFE)],
+                       services: [.init(code: Octopus.shenzhenTongBalanceService, blocks: [Octopus.encodeBalance(tenths: 123, offset: 350)],
+                                        answersWithoutKey: true)]),
             ])
     }
 

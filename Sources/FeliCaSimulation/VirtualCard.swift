@@ -61,8 +61,8 @@ public final class VirtualCard: Sendable {
     /// A built-in sample card by name, or a card image file by path.
     public static func named(_ nameOrPath: String, timing: CardTiming = .typical) throws(FeliCaError) -> VirtualCard {
         if let image = SampleCards.image(named: nameOrPath) { return VirtualCard(image: image, timing: timing) }
-        if !nameOrPath.contains("/") && !nameOrPath.hasSuffix(".json") {
-            throw FeliCaError(.badInput, "no built-in card named \"\(nameOrPath)\" (built-in: \(SampleCards.names.joined(separator: ", "))); a card image path must contain '/' or end in .json")
+        if !CardImage.isImagePath(nameOrPath) {
+            throw FeliCaError(.badInput, "no built-in card named \"\(nameOrPath)\" (built-in: \(SampleCards.names.joined(separator: ", "))); a card image path must contain '/' or end in .json or .nfc")
         }
         return VirtualCard(image: try CardImage.load(path: nameOrPath), timing: timing)
     }
@@ -224,7 +224,7 @@ public final class VirtualCard: Sendable {
         case (.read, .success(let (access, services))):
             var data: [UInt8] = []
             data.reserveCapacity(16 * access.blocks.count)
-            for b in access.blocks { data += services[Int(b.serviceIndex)].blocks![Int(b.blockNumber)] }
+            for b in access.blocks { data += services[Int(b.serviceIndex)].block(Int(b.blockNumber))! }
             return ReadWithoutEncryptionResponse(idm: idm, status: .success, data: data[...]).encode()
         case (.write, .failure(let e)):
             return WriteWithoutEncryptionResponse(idm: idm, status: e.flags).encode()
@@ -248,7 +248,7 @@ public final class VirtualCard: Sendable {
         for (k, code) in services.enumerated() {
             let element = blocks.firstIndex { Int($0.serviceIndex) == k }
             guard let s = system.services.first(where: { $0.code == code }) else { return .failure(StatusError(fail(element, 0xA6))) }
-            if code.attribute.requiresKey { return .failure(StatusError(fail(element, 0xA5))) }
+            if code.attribute.requiresKey && !(s.answersWithoutKey && !writing) { return .failure(StatusError(fail(element, 0xA5))) }
             if writing && !code.attribute.isWritableWithoutKey { return .failure(StatusError(fail(element, 0xA4))) }
             found.append(s)
         }
@@ -256,7 +256,7 @@ public final class VirtualCard: Sendable {
             let s = found[Int(b.serviceIndex)]
             let purse: Bool = if case .purse = s.code.attribute.kind { true } else { false }
             if b.accessMode > (purse ? 1 : 0) { return .failure(StatusError(fail(i, 0xA7))) }
-            if Int(b.blockNumber) >= s.size { return .failure(StatusError(fail(i, 0xA8))) }
+            if s.block(Int(b.blockNumber)) == nil { return .failure(StatusError(fail(i, 0xA8))) }
         }
         return .success(found)
     }
@@ -273,8 +273,10 @@ public final class VirtualCard: Sendable {
                 // A cyclic write adds a record: the oldest falls off the end.
                 blocks.insert(data, at: 0)
                 blocks.removeLast()
-            } else {
+            } else if Int(b.blockNumber) < blocks.count {
                 blocks[Int(b.blockNumber)] = data
+            } else {
+                system.services[si].blocksAt[Int(b.blockNumber)] = data
             }
             system.services[si].blocks = blocks
         }

@@ -77,7 +77,7 @@ import Testing
         #expect(replayed == live)
         #expect(!replayed.purses.isEmpty)
         if depth == .history {
-            #expect(replayed.purses.allSatisfy { $0.history != nil })
+            #expect(replayed.purses.allSatisfy { $0.history != nil || !$0.profile.hasHistory })
         }
     }
 }

@@ -24,7 +24,7 @@ struct BalanceCommand: CLICommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let reader = PurseOutput.reader(.balance, allSystems: allSystems, stations: nil)
+        let reader = PurseOutput.reader(.balance, allSystems: allSystems, stations: nil, card: card)
         let report = try await CardContext.with(card, console: console) { session in try await reader.read(session) }
         PurseOutput.diagnostics(report, console)
         if json {

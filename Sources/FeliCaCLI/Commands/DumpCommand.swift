@@ -8,9 +8,10 @@ struct DumpCommand: CLICommand {
         CommandConfiguration(
             name: "dump",
             abstract: "Read every system, area and service the card shows without keys.",
-            discussion: "With --json the output is a felica-card/1 card image: `--device virtual:<file>` serves it back.",
+            discussion: "With --json the output is a felica-card/1 card image: `--device virtual:<file>` serves it back. --format flipper or metrodroid writes the image as a Flipper Zero .nfc file or a Metrodroid JSON export instead; `virtual:<file>` reads those too (and Proxmark3 hf felica dump JSON). See Docs/formats.md.",
             options: CommonOptions.card + [
                 CommonOptions.json,
+                formatOption.spec,
                 outputOption.spec,
             ])
     }
@@ -18,14 +19,25 @@ struct DumpCommand: CLICommand {
     static let outputOption = Option(OptionSpec(
         "output", short: "o", value: "file", help: "Write to <file> instead of stdout (replaced only once the dump is complete).", kind: .file))
 
+    static let formatOption = Option(
+        OptionSpec("format", value: "format", help: "Write the card image as felica (felica-card/1, as --json), flipper (Flipper Zero .nfc) or metrodroid (Metrodroid JSON).",
+                   kind: .choice(["felica", "flipper", "metrodroid"]))
+    ) { s throws(UsageError) in
+        guard let f = CardImageFormat(rawValue: s), f != .proxmark else { throw UsageError("option '--format': '\(s)' is not one of felica, flipper, metrodroid") }
+        return f
+    }
+
     let card: CardOptions
     let json: Bool
+    let format: CardImageFormat?
     let output: String?
 
     init(_ args: ParsedArguments) throws(UsageError) {
         card = try CardOptions(args)
         json = args.flag(CommonOptions.json)
         output = try args.value(Self.outputOption)
+        format = try args.value(Self.formatOption)
+        if json && format != nil && format != .felica { throw UsageError("--json and --format \(format!.rawValue) contradict each other: choose one") }
         if output?.isEmpty == true { throw UsageError("option '--output' needs a file name") }
         try card.files.adding { $0.writes(output, as: "--output") }.check()
     }
@@ -36,7 +48,7 @@ struct DumpCommand: CLICommand {
         }
         console.endProgress()
         guard let image else { throw error! }
-        let text = json ? image.jsonText() : Self.tree(image)
+        let text = try format.map { f throws(FeliCaError) in try image.exported(as: f, now: HistoryOptions.now()) } ?? (json ? image.jsonText() : Self.tree(image))
         // A partial dump never replaces the output file: it goes beside it.
         let path = output.map { error == nil ? $0 : $0 + ".partial" }
         if let path {

@@ -37,7 +37,7 @@ struct HistoryCommand: CLICommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let reader = PurseOutput.reader(.history, allSystems: allSystems, stations: try PurseOutput.stations(stations))
+        let reader = PurseOutput.reader(.history, allSystems: allSystems, stations: try PurseOutput.stations(stations), card: card)
         let report = try await CardContext.with(card, console: console) { session in try await reader.read(session) }
         PurseOutput.diagnostics(report, console)
         if csv {

@@ -118,8 +118,8 @@ enum HistoryOptions {
 
     /// Saves a report; the one-line account of what was kept, and the gaps and conflicts
     /// as warnings on stderr.
-    static func save(_ report: CardReport, device: String?, to store: HistoryStore, console: Console) throws -> HistoryStore.SaveResult {
-        try save(try Reading(report: report, device: device, readAt: now()), to: store, console: console)
+    static func save(_ report: CardReport, device: String?, to store: HistoryStore, console: Console, readAt: String? = nil) throws -> HistoryStore.SaveResult {
+        try save(try Reading(report: report, device: device, readAt: readAt ?? now()), to: store, console: console)
     }
 
     /// Saves a reading; the gaps and conflicts as warnings on stderr.
@@ -208,12 +208,12 @@ struct LogAddCommand: CLICommand {
 
     func run(_ console: Console) async throws -> Int32 {
         let store = try HistoryOptions.open(db)
-        let reader = PurseOutput.reader(.history, allSystems: allSystems, stations: try PurseOutput.stations(stations))
+        let reader = PurseOutput.reader(.history, allSystems: allSystems, stations: try PurseOutput.stations(stations), card: card)
         let (report, device) = try await CardContext.with(card, console: console) { session in
             (try await reader.read(session), session.transport.name)
         }
         PurseOutput.diagnostics(report, console)
-        let result = try HistoryOptions.save(report, device: device, to: store, console: console)
+        let result = try HistoryOptions.save(report, device: device, to: store, console: console, readAt: CardContext.scannedAt(card))
         if json {
             let o = JSONObject([("card", .string(report.idm.hex))] + (HistoryOptions.json(result).objectValue?.members.map { ($0.key, $0.value) } ?? []))
             JSONOut.print(.object(o), console)

@@ -8,7 +8,8 @@ import FeliCaDevices
 #endif
 
 /// `felica watch`: wait for a card, print its purses, wait for it to leave, repeat.
-/// Ctrl-C (SIGINT) or SIGTERM ends it cleanly with exit code 0.
+/// Ctrl-C (SIGINT) or SIGTERM ends it as it ends every command, by the signal (the shell's
+/// status 130 or 143), once the card being printed is whole and the reader is closed.
 struct WatchCommand: CLICommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
@@ -20,7 +21,9 @@ struct WatchCommand: CLICommand {
                 --count counts cards read in full; a tap that fails is reported on stderr and watching goes on. \
                 The reader may be empty when watching starts, on every kind of reader: a PC/SC reader is opened without \
                 a card and connects to each card as it is placed. \
-                A virtual: card never leaves by itself, so each read counts as one tap: it is taken away and tapped again. \
+                A virtual: card never leaves by itself, so each read counts as one tap: it is taken away for an interval and tapped again. \
+                A card still on the reader 2 s after its read is said once on stderr; the next card is read once it has left. \
+                Ctrl-C ends watching as it ends every command (exit status 130; SIGTERM 143), after closing the reader. \
                 With --save, a tap that cannot be saved because another process holds the database past the 15-second \
                 wait is reported on stderr and its reading kept, to be saved with the next card read; readings still \
                 unsaved when watching ends are named, and the exit status is 1. See Docs/history.md.
@@ -86,6 +89,10 @@ struct WatchCommand: CLICommand {
             switch event {
             case .waitingForCard: console.progress("waiting for a card on \(session.transport.name) (Ctrl-C ends)")
             case .waitingForRemoval: console.progress("remove the card")
+            case .stillOnReader(let idm):
+                // Said whether or not stderr is a terminal: it is why no next card is read.
+                console.endProgress()
+                console.diag("card \(idm) is still on the reader: take it away to read the next card")
             }
         }
         let task = Task { () async throws -> Void in
@@ -95,7 +102,7 @@ struct WatchCommand: CLICommand {
             try await Self.loop(taps, session: session, reader: reader, saver: saver, json: json, limit: limit, console: console)
         }
         let monitor = Task {
-            while !Self.interrupted.load(ordering: .relaxed) {
+            while Self.interrupted.load(ordering: .relaxed) == 0 {
                 if Task.isCancelled { return }
                 try? await Task.sleep(for: .milliseconds(50))
             }
@@ -112,23 +119,40 @@ struct WatchCommand: CLICommand {
         }
         console.endProgress()
         await session.transport.close()
-        return Self.unsaved.load(ordering: .relaxed) ? ExitCode.failure : ExitCode.ok
+        if Self.unsaved.load(ordering: .relaxed) { return ExitCode.failure }
+        let signal = Self.interrupted.load(ordering: .relaxed)
+        if signal != 0 { Self.endBy(signal) }
+        return ExitCode.ok
+    }
+
+    /// Ends the process by `sig` with its default action, as every other command ends on
+    /// it: the shell sees a command interrupted (status 128 + sig), not one that finished.
+    static func endBy(_ sig: Int32) -> Never {
+        Glibc.signal(sig, SIG_DFL)
+        // The concurrency pool's threads block signals: unblock it on this one, or raise
+        // would leave it pending.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, sig)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        raise(sig)
+        exit(128 + sig)
     }
 
     /// Set when readings kept through a lock were still unsaved as the watch ended: the
     /// exit status is then 1.
     static let unsaved = Atomic<Bool>(false)
 
-    /// Set by the SIGINT/SIGTERM handler (an atomic store is async-signal-safe); the
-    /// monitor task turns it into cancellation of the watch loop.
-    static let interrupted = Atomic<Bool>(false)
+    /// The signal (SIGINT, SIGTERM) the handler caught, 0 while none (an atomic store is
+    /// async-signal-safe); the monitor task turns it into cancellation of the watch loop.
+    static let interrupted = Atomic<Int32>(0)
 
     /// Installs the handler synchronously with sigaction (a dispatch signal source
     /// registers asynchronously, and a signal in that window would be lost).
     static func catchInterrupts() {
         for sig in [SIGINT, SIGTERM] {
             var action = sigaction()
-            action.__sigaction_handler.sa_handler = { _ in WatchCommand.interrupted.store(true, ordering: .relaxed) }
+            action.__sigaction_handler.sa_handler = { sig in WatchCommand.interrupted.store(sig, ordering: .relaxed) }
             sigemptyset(&action.sa_mask)
             action.sa_flags = SA_RESTART
             sigaction(sig, &action, nil)

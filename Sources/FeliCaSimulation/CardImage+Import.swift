@@ -1,0 +1,139 @@
+import FeliCa
+import FeliCaJSON
+
+/// The files a card image can be read from: our own `felica-card/1` and the dumps other
+/// tools write. Told apart by content, never by the file name.
+public enum CardImageFormat: String, Hashable, Sendable, CaseIterable {
+    /// `felica-card/1` JSON (`felica dump --json`).
+    case felica
+    /// Flipper Zero `.nfc` text, device type FeliCa (data format 1 or 2).
+    case flipper
+    /// Proxmark3 `hf felica dump` JSON.
+    case proxmark
+    /// Metrodroid (and FareBot) JSON export.
+    case metrodroid
+
+    /// How a person calls it.
+    public var displayName: String {
+        switch self {
+        case .felica: "felica-card/1"
+        case .flipper: "Flipper Zero .nfc"
+        case .proxmark: "Proxmark3 hf felica dump JSON"
+        case .metrodroid: "Metrodroid JSON"
+        }
+    }
+
+    /// The format of `text`, nil when it is none of them.
+    public static func detect(_ text: String) -> CardImageFormat? {
+        for line in text.split(whereSeparator: \.isNewline) {
+            let t = line.drop { $0 == " " || $0 == "\t" }
+            if t.isEmpty || t.hasPrefix("#") { continue }
+            if t.hasPrefix("Filetype:") { return .flipper }
+            break
+        }
+        guard let value = try? JSONValue.parse(text), let o = value.objectValue else { return nil }
+        if o["format"] != nil { return .felica }
+        if o["felica"] != nil || o["tagId"] != nil { return .metrodroid }
+        if let systems = o["systems"]?.arrayValue, systems.contains(where: { $0["nodes"] != nil }) { return .proxmark }
+        if o["specification_version"] != nil || o["product_information"] != nil { return .proxmark }
+        return nil
+    }
+}
+
+extension CardImage {
+    /// A name that is a file rather than a built-in card: it contains `/` or ends in one of
+    /// the image files' usual extensions (`.json`, `.nfc`).
+    public static func isImagePath(_ name: String) -> Bool {
+        name.contains("/") || name.hasSuffix(".json") || name.hasSuffix(".nfc")
+    }
+
+    /// Reads a card image of any ``CardImageFormat``, told by its content; errors name the
+    /// file and the line or JSON path at fault.
+    public static func load(path: String) throws(FeliCaError) -> CardImage {
+        let text: String
+        do {
+            text = try readTextFile(path)
+        } catch {
+            throw FeliCaError(.badInput, "card image \(path): \(error.reason)")
+        }
+        do {
+            return try CardImage(importing: text)
+        } catch {
+            throw FeliCaError(.badInput, "card image \(path): \(error.reason)")
+        }
+    }
+
+    /// Parses the text of any ``CardImageFormat``.
+    public init(importing text: String) throws(FeliCaError) {
+        switch CardImageFormat.detect(text) {
+        case .felica: try self.init(jsonText: text)
+        case .flipper: self = try FlipperNFC.image(text)
+        case .proxmark: self = try ProxmarkDump.image(try Self.json(text))
+        case .metrodroid: self = try MetrodroidJSON.image(try Self.json(text))
+        case nil:
+            // Name what it is not, with the JSON error when it was meant to be JSON.
+            if text.utf8.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "{") {
+                do {
+                    _ = try JSONValue.parse(text)
+                } catch {
+                    throw FeliCaError(.badInput, "not valid JSON: \(error)")
+                }
+            }
+            throw FeliCaError(.badInput, "not a card image: neither felica-card/1 JSON (\"format\"), a Flipper Zero .nfc file (\"Filetype:\"), Proxmark3 hf felica dump JSON (\"systems\" with \"nodes\") nor a Metrodroid export (\"felica\")")
+        }
+    }
+
+    static func json(_ text: String) throws(FeliCaError) -> JSONValue {
+        do {
+            return try JSONValue.parse(text)
+        } catch {
+            throw FeliCaError(.badInput, "not valid JSON: \(error)")
+        }
+    }
+
+    /// The image written in `format`; `now` (`YYYY-MM-DDTHH:MM:SSZ`) is the scan time a
+    /// format that needs one gets when the image has no ``scannedAt``.
+    public func exported(as format: CardImageFormat, now: String) throws(FeliCaError) -> String {
+        switch format {
+        case .felica: jsonText()
+        case .flipper: try FlipperNFC.text(self)
+        case .metrodroid: MetrodroidJSON.text(self, now: now)
+        case .proxmark: throw FeliCaError(.unsupported, "writing Proxmark3 dumps is not supported (flipper and metrodroid are)")
+        }
+    }
+
+    /// The system code a dump that does not name its system most likely read, by the
+    /// services it holds: the profiles' own services, else nil.
+    static func systemCode(guessedFrom services: [ServiceCode]) -> SystemCode? {
+        let set = Set(services.map { ServiceCode($0.rawValue | 1) })
+        if set.contains(0x008B) || set.contains(0x090F) { return .transit }
+        if set.contains(0x0117) { return 0x8008 }
+        if set.contains(0x0118) { return 0x8005 }
+        let common: Set<ServiceCode> = [0x110B, 0x1317, 0x170F, 0x558B, 0x5597, 0x564F, 0x6817, 0x684F, 0x680B, 0x50D7]
+        if !set.isDisjoint(with: common) { return .common }
+        return nil
+    }
+
+    /// Appends a line to the image's `notes` (what an import could not carry over).
+    mutating func note(_ text: String) {
+        var notes = extra["notes"]?.arrayValue ?? []
+        notes.append(.string(text))
+        extra["notes"] = .array(notes)
+    }
+}
+
+/// Strict hex of one field, naming where it was found.
+func importHex(_ s: some StringProtocol, count: Int? = nil, _ where_: String) throws(FeliCaError) -> [UInt8] {
+    let digits = String(s.filter { $0 != " " })
+    guard digits.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || (0x41...0x46).contains($0) }),
+          let bytes = Hex.decode(digits)
+    else { throw FeliCaError(.badInput, "\(where_): \"\(s)\" is not hex bytes") }
+    if let count, bytes.count != count {
+        throw FeliCaError(.badInput, "\(where_): expected \(count) bytes, found \(bytes.count)")
+    }
+    return bytes
+}
+
+func uint64(_ bytes: [UInt8]) -> UInt64 { bytes.reduce(0) { $0 << 8 | UInt64($1) } }
+
+func bytes64(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (56 - 8 * UInt64($0))) } }

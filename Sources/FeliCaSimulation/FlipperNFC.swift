@@ -1,0 +1,344 @@
+import FeliCa
+import FeliCaJSON
+
+/// Flipper Zero `.nfc` files of FeliCa cards, read into card images and written from them.
+///
+/// The layout (firmware `lib/nfc/protocols/felica/felica.c`): `Key: value` lines, `#`
+/// comments. Header `Filetype: Flipper NFC device`, `Device type: FeliCa`, `Data format
+/// version` 1 or 2, `Manufacture id` (IDm) and `Manufacture parameter` (PMm) as spaced hex.
+/// Version 1 files are always FeliCa Lite; version 2 tells Lite from Standard by PMm byte 1.
+/// Lite: `Blocks total`, `Blocks read`, `Block N` (N decimal, counting the firmware's 28
+/// slots: user blocks 0x00-0x0E, then 0x80-0x88, 0x90-0x92, 0xA0) of SF1 SF2 + 16 bytes.
+/// Standard: `Area found`, `Area NNN: | Code XXXX | Services #AAA-#BBB |` (service indices),
+/// `Service found`, `Service NNN: | Code XXXX | Attrib. XX | ...`, `Public blocks read`,
+/// `Block NNNN: | Service code XXXX | Block index XX | Data: XX ... |` (NNN, AAA, XX hex).
+/// Each `System NN: XXXX` line, where a file has them, starts the next system. Lines that
+/// are not `key: value` (the `Directory Tree` drawing) and unknown keys are skipped.
+enum FlipperNFC {
+    /// The Lite's block numbers, slot by slot as the firmware stores them.
+    static let liteBlockNumbers: [Int] = Array(0x00...0x0E) + Array(0x80...0x88) + Array(0x90...0x92) + [0xA0]
+    /// The service a Lite's blocks are read through (read-only access).
+    static let liteService: ServiceCode = 0x000B
+    /// Extra member of the Lite service keeping the status flags of the slots the Flipper
+    /// could not read (`{"0081": "01a8"}`), so they are written back as they were.
+    static let statusMember = "flipperStatus"
+
+    struct Line {
+        var number: Int
+        var key: Substring
+        var value: Substring
+    }
+
+    static func fail(_ line: Int, _ what: String) -> FeliCaError {
+        FeliCaError(.badInput, "line \(line): \(what)")
+    }
+
+    // MARK: - Reading
+
+    static func image(_ text: String) throws(FeliCaError) -> CardImage {
+        var lines: [Line] = []
+        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let l = raw.hasSuffix("\r") ? raw.dropLast() : raw
+            if l.hasPrefix("#") { continue }
+            guard let colon = l.firstIndex(of: ":") else { continue }
+            let key = l[..<colon]
+            guard !key.isEmpty, !key.contains("|") else { continue }
+            var value = l[l.index(after: colon)...]
+            while value.first == " " { value = value.dropFirst() }
+            while value.last == " " { value = value.dropLast() }
+            lines.append(Line(number: i + 1, key: key, value: value))
+        }
+        func first(_ key: String) -> Line? { lines.first { $0.key == key } }
+        func required(_ key: String) throws(FeliCaError) -> Line {
+            guard let l = first(key) else { throw FeliCaError(.badInput, "no \"\(key):\" line (is the file cut short?)") }
+            return l
+        }
+        guard let filetype = first("Filetype"), filetype.value == "Flipper NFC device" else {
+            throw FeliCaError(.badInput, "line 1: not a Flipper NFC device file (\"Filetype: Flipper NFC device\")")
+        }
+        let device = try required("Device type")
+        guard device.value == "FeliCa" else {
+            throw fail(device.number, "the device type is \(device.value), not FeliCa")
+        }
+        let versionLine = try required("Data format version")
+        guard let version = Int(versionLine.value), (1...2).contains(version) else {
+            throw fail(versionLine.number, "data format version \(versionLine.value) is not one this tool reads (1 or 2)")
+        }
+        let idmLine = try required("Manufacture id")
+        let idm = IDm(rawValue: uint64(try importHex(idmLine.value, count: 8, "line \(idmLine.number): Manufacture id")))
+        let pmmLine = try required("Manufacture parameter")
+        let pmm = PMm(rawValue: uint64(try importHex(pmmLine.value, count: 8, "line \(pmmLine.number): Manufacture parameter")))
+        let family = pmm.ic.family
+        if version == 1 || family == .lite || family == .liteS {
+            return try lite(lines, idm: idm, pmm: pmm)
+        }
+        guard family == .standard || family == .mobile else {
+            throw fail(pmmLine.number, "the card is a \(pmm.ic): Flipper files keep data only for FeliCa Lite and Standard cards")
+        }
+        return try standard(lines, idm: idm, pmm: pmm)
+    }
+
+    static func count(_ l: Line) throws(FeliCaError) -> Int {
+        guard let n = Int(l.value), n >= 0 else { throw fail(l.number, "\(l.key): \"\(l.value)\" is not a count") }
+        return n
+    }
+
+    static func lite(_ lines: [Line], idm: IDm, pmm: PMm) throws(FeliCaError) -> CardImage {
+        var slots: [Int: (sf: [UInt8], data: [UInt8])] = [:]
+        var total: Int?
+        for l in lines {
+            if l.key == "Blocks total" { total = try count(l) }
+            guard l.key.hasPrefix("Block "), let slot = Int(l.key.dropFirst(6)) else { continue }
+            guard slot < liteBlockNumbers.count else { throw fail(l.number, "block slot \(slot) is past the Lite's \(liteBlockNumbers.count)") }
+            let bytes = try importHex(l.value, count: 18, "line \(l.number): \(l.key)")
+            slots[slot] = (Array(bytes[0..<2]), Array(bytes[2...]))
+        }
+        let total_ = total ?? slots.count
+        if slots.count < total_ {
+            throw FeliCaError(.badInput, "\"Blocks total\" says \(total_) blocks, the file holds \(slots.count) (is it cut short?)")
+        }
+        var blocks: [[UInt8]] = []
+        var blocksAt: [Int: [UInt8]] = [:]
+        var status = JSONObject()
+        for (slot, number) in liteBlockNumbers.enumerated() {
+            guard let s = slots[slot] else { continue }
+            if s.sf == [0, 0] {
+                if number == blocks.count && blocksAt.isEmpty { blocks.append(s.data) } else { blocksAt[number] = s.data }
+            } else {
+                status.append(Hex.digits(number, count: 4), .string(Hex.encode(s.sf)))
+            }
+        }
+        // SYS_C (block 0x85) holds the system code the tag answers: 12FC once NDEF-formatted.
+        var system: SystemCode = 0x88B4
+        if let sysc = blocksAt[0x85], UInt16(sysc[0]) << 8 | UInt16(sysc[1]) == 0x12FC { system = 0x12FC }
+        var service = CardImage.Service(code: liteService, blocks: blocks)
+        service.blocksAt = blocksAt
+        if !status.isEmpty { service.extra[statusMember] = .object(status) }
+        return CardImage(pmm: pmm, systems: [CardImage.System(code: system, idm: idm, services: [service])])
+    }
+
+    /// Pulls the 4 hex digits after `label` out of a `| label XXXX |` field.
+    static func field(_ value: Substring, _ label: String, digits: Int, _ l: Line) throws(FeliCaError) -> Int {
+        guard let r = value.firstRange(of: label) else { throw fail(l.number, "\(l.key): no \"\(label)\" in \"\(value)\"") }
+        let text = String(value[r.upperBound...].drop { $0 == " " }.prefix { $0.isHexDigit })
+        guard text.count == digits, let v = Int(text, radix: 16) else {
+            throw fail(l.number, "\(l.key): \"\(label)\" needs \(digits) hex digits, found \"\(text)\"")
+        }
+        return v
+    }
+
+    struct StandardSystem {
+        var code: SystemCode?
+        var line: Int
+        var areas: [(code: AreaCode, first: Int, last: Int, line: Int)] = []
+        var services: [(code: ServiceCode, line: Int)] = []
+        var blocks: [(service: ServiceCode, index: Int, data: [UInt8], line: Int)] = []
+        var declared: [String: (count: Int, line: Int)] = [:]
+    }
+
+    static func standard(_ lines: [Line], idm: IDm, pmm: PMm) throws(FeliCaError) -> CardImage {
+        var systems: [StandardSystem] = []
+        var current = StandardSystem(code: nil, line: 0)
+        var started = false
+        for l in lines {
+            let key = l.key
+            if key.hasPrefix("System ") && key != "System found" {
+                if started { systems.append(current) }
+                current = StandardSystem(code: SystemCode(UInt16(try hex4(l.value, l))), line: l.number)
+                started = true
+                continue
+            }
+            switch key {
+            case "Area found", "Service found", "Public blocks read":
+                current.declared[String(key)] = (try count(l), l.number)
+                started = true
+            default:
+                if key.hasPrefix("Area ") {
+                    let code = AreaCode(UInt16(try field(l.value, "Code", digits: 4, l)))
+                    guard code.isArea else { throw fail(l.number, "\(key): \(code) is not an area code") }
+                    let range = l.value.firstRange(of: "#")
+                    guard let range else { throw fail(l.number, "\(key): no service range (#AAA-#BBB)") }
+                    let parts = l.value[range.upperBound...].split(separator: "-", maxSplits: 1)
+                    guard parts.count == 2, let a = Int(parts[0].prefix { $0.isHexDigit }, radix: 16),
+                          let b = Int(parts[1].drop { $0 == "#" }.prefix { $0.isHexDigit }, radix: 16)
+                    else { throw fail(l.number, "\(key): the service range is not #AAA-#BBB in hex") }
+                    current.areas.append((code, a, b, l.number))
+                    started = true
+                } else if key.hasPrefix("Service ") {
+                    let code = ServiceCode(UInt16(try field(l.value, "Code", digits: 4, l)))
+                    guard code.isService, code != .none else { throw fail(l.number, "\(key): \(code) is not a service code") }
+                    current.services.append((code, l.number))
+                    started = true
+                } else if key.hasPrefix("Block ") && l.value.hasPrefix("|") {
+                    let service = ServiceCode(UInt16(try field(l.value, "Service code", digits: 4, l)))
+                    let index = try field(l.value, "Block index", digits: 2, l)
+                    guard let d = l.value.firstRange(of: "Data:") else { throw fail(l.number, "\(key): no \"Data:\"") }
+                    let hex = l.value[d.upperBound...].prefix { $0 != "|" }
+                    let data = try importHex(hex, count: 16, "line \(l.number): \(key) data")
+                    current.blocks.append((service, index, data, l.number))
+                    started = true
+                }
+            }
+        }
+        if started { systems.append(current) }
+        guard !systems.isEmpty else { throw FeliCaError(.badInput, "a FeliCa Standard file with no areas, services or blocks (is it cut short?)") }
+        var image = CardImage(pmm: pmm, systems: [])
+        for (k, s) in systems.enumerated() {
+            image.systems.append(try system(s, idm: k == 0 ? idm : nil, into: &image))
+        }
+        image.note("the Flipper file gives no area end codes: each area is taken to end at its last service")
+        return image
+    }
+
+    static func hex4(_ value: Substring, _ l: Line) throws(FeliCaError) -> Int {
+        let token = value.split(whereSeparator: { !$0.isHexDigit }).first { $0.count == 4 }
+        guard let token, let v = Int(String(token), radix: 16) else { throw fail(l.number, "\(l.key): no system code (4 hex digits) in \"\(value)\"") }
+        return v
+    }
+
+    static func system(_ s: StandardSystem, idm: IDm?, into image: inout CardImage) throws(FeliCaError) -> CardImage.System {
+        for (name, got) in [("Area found", s.areas.count), ("Service found", s.services.count), ("Public blocks read", s.blocks.count)] {
+            if let d = s.declared[name], got < d.count {
+                throw fail(d.line, "\"\(name)\" says \(d.count), the file holds \(got) (is it cut short?)")
+            }
+        }
+        var services: [CardImage.Service] = []
+        var seen = Set<ServiceCode>()
+        for (code, line) in s.services {
+            guard seen.insert(code).inserted else { throw fail(line, "service \(code) is listed twice") }
+            services.append(code.isReadableWithoutKey ? CardImage.Service(code: code, blocks: []) : CardImage.Service(code: code))
+        }
+        for b in s.blocks {
+            guard let i = services.firstIndex(where: { $0.code == b.service }) else {
+                throw fail(b.line, "block of service \(b.service), which the file does not list")
+            }
+            if !b.service.isReadableWithoutKey && services[i].blocks == nil {
+                // The card answered without the key its attribute asks for (Shenzhen Tong's 0118).
+                services[i] = CardImage.Service(code: b.service, blocks: [], answersWithoutKey: true)
+            }
+            if b.index == services[i].blocks!.count && services[i].blocksAt.isEmpty {
+                services[i].blocks!.append(b.data)
+            } else if services[i].block(b.index) != nil {
+                throw fail(b.line, "block \(b.index) of service \(b.service) is given twice")
+            } else {
+                services[i].blocksAt[b.index] = b.data
+            }
+        }
+        var areas: [CardImage.Area] = []
+        for a in s.areas {
+            guard a.first <= a.last + 1, a.last < max(services.count, 1) || services.isEmpty else {
+                throw fail(a.line, "area \(a.code): services #\(a.first)-#\(a.last) are not in the \(services.count) listed")
+            }
+            let inside = a.first <= a.last && a.last < services.count ? services[a.last].code.number : a.code.number
+            var end = AreaCode(UInt16(inside) << 6 | 0x3F)
+            if a.code == .root && a.last + 1 >= services.count { end = AreaCode(0xFFFE) }
+            areas.append(CardImage.Area(code: a.code, end: end))
+        }
+        var code = s.code
+        if code == nil {
+            code = CardImage.systemCode(guessedFrom: services.map(\.code))
+            if let code {
+                image.note("the Flipper file does not say which system it read; its services make it system \(code)")
+            } else {
+                code = .common
+                image.note("the Flipper file does not say which system it read, and its services are none a known profile uses: taken as system FE00")
+            }
+        }
+        return CardImage.System(code: code!, idm: idm, areas: areas, services: services)
+    }
+
+    // MARK: - Writing
+
+    static func spaced(_ bytes: [UInt8]) -> String {
+        bytes.map { Hex.encode([$0], uppercase: true) }.joined(separator: " ")
+    }
+
+    static func header(_ image: CardImage) -> String {
+        let idm = image.idm(ofSystem: 0)
+        let pmm = image.pmm(ofSystem: 0)
+        return """
+            Filetype: Flipper NFC device
+            Version: 4
+            # Device type can be ISO14443-3A, ISO14443-3B, ISO14443-4A, ISO15693-3, FeliCa, NTAG/Ultralight, Mifare Classic, Mifare Plus, Mifare DESFire, SLIX, ST25TB
+            Device type: FeliCa
+            # UID is common for all formats
+            UID: \(spaced(bytes64(idm.rawValue)))
+            # FeliCa specific data
+            Data format version: 2
+            Manufacture id: \(spaced(bytes64(idm.rawValue)))
+            Manufacture parameter: \(spaced(bytes64(pmm.rawValue)))
+            IC Type: \(pmm.ic.name ?? "unknown IC \(Hex.encode([pmm.icCode], uppercase: true))")
+
+            """
+    }
+
+    static func text(_ image: CardImage) throws(FeliCaError) -> String {
+        guard !image.systems.isEmpty else { throw FeliCaError(.badInput, "the image holds no system") }
+        let family = image.pmm(ofSystem: 0).ic.family
+        if family == .lite || family == .liteS {
+            guard let service = image.systems[0].services.first(where: { $0.code == liteService }) else {
+                throw FeliCaError(.badInput, "a FeliCa Lite image without service \(liteService): nothing to write")
+            }
+            return header(image) + lite(service)
+        }
+        var out = header(image) + "# Felica Standard specific data\n"
+        let several = image.systems.count > 1
+        if several { out += "System found: \(image.systems.count)\n" }
+        for (k, system) in image.systems.enumerated() {
+            if several { out += "System \(Hex.digits(k, count: 2, uppercase: true)): \(system.code)\n" }
+            out += standard(system)
+        }
+        return out
+    }
+
+    static func lite(_ service: CardImage.Service) -> String {
+        let status = service.extra[statusMember]?.objectValue
+        var out = "# Felica Lite specific data\nBlocks total: \(liteBlockNumbers.count)\n"
+        var lines = ""
+        var read = 0
+        for (slot, number) in liteBlockNumbers.enumerated() {
+            if let data = service.block(number) {
+                read += 1
+                lines += "Block \(slot): \(spaced([0, 0] + data))\n"
+            } else {
+                let sf = status?[Hex.digits(number, count: 4)]?.stringValue.flatMap(Hex.decode) ?? [0x01, 0xA8]
+                lines += "Block \(slot): \(spaced(sf + [UInt8](repeating: 0, count: 16)))\n"
+            }
+        }
+        out += "Blocks read: \(read)\n" + lines
+        return out
+    }
+
+    static func standard(_ system: CardImage.System) -> String {
+        let services = system.services.sorted { $0.code < $1.code }
+        var out = "Area found: \(system.areas.count)\n"
+        for (i, a) in system.areas.enumerated() {
+            let inside = services.indices.filter { services[$0].code.number >= a.code.number && services[$0].code.number <= a.end.number }
+            let first = inside.first ?? 0, last = inside.last ?? first
+            out += "Area \(Hex.digits(i, count: 3, uppercase: true)): | Code \(a.code) | Services #\(Hex.digits(first, count: 3, uppercase: true))-#\(Hex.digits(last, count: 3, uppercase: true)) |\n"
+        }
+        out += "\nService found: \(services.count)\n"
+        for (i, s) in services.enumerated() {
+            let attr = s.code.attribute.rawValue
+            out += "Service \(Hex.digits(i, count: 3, uppercase: true)): | Code \(s.code) | Attrib. \(Hex.digits(attr, count: 2, uppercase: true)) "
+            out += attr & 1 == 1 ? "| Public  " : "| Private "
+            if attr & 0x10 != 0 {
+                out += "| Purse  |" + [" Direct     |", " Cashback   |", " Decrement  |", " Read Only  |"][Int(attr & 0x06) >> 1]
+            } else {
+                out += (attr & 0x04 == 0 ? "| Random |" : "| Cyclic |") + (attr & 0x02 != 0 ? " Read Only  |" : " Read/Write |")
+            }
+            out += "\n"
+        }
+        var blocks: [(ServiceCode, Int, [UInt8])] = []
+        for s in services {
+            for (i, b) in (s.blocks ?? []).enumerated() { blocks.append((s.code, i, b)) }
+            for n in s.blocksAt.keys.sorted() { blocks.append((s.code, n, s.blocksAt[n]!)) }
+        }
+        out += "\nPublic blocks read: \(blocks.count)\n"
+        for (i, (code, index, data)) in blocks.enumerated() {
+            out += "Block \(Hex.digits(i, count: 4, uppercase: true)): | Service code \(code) | Block index \(Hex.digits(index, count: 2, uppercase: true)) | Data: "
+                + data.map { Hex.encode([$0], uppercase: true) + " " }.joined() + "|\n"
+        }
+        return out
+    }
+}
