@@ -68,7 +68,7 @@ let package = Package(
         // reader, listing, waiting for a card and the watch loop (taps).
         .target(
             name: "FeliCaDevices",
-            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaUSB", "FeliCaReaderCodecs", "FeliCaTransportSupport"],
+            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPN532", "FeliCaPCSC", "FeliCaUSB", "FeliCaReaderCodecs", "FeliCaTransportSupport"],
             swiftSettings: strict),
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
@@ -134,7 +134,7 @@ let package = Package(
             dependencies: ["TestSupport", "FeliCa", "FeliCaDevices", "FeliCaSimulation", "FeliCaEmulators", "FeliCaCards", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPCSC"],
             exclude: ["Traces"], swiftSettings: strict),
         .testTarget(
-            name: "FeliCaCLITests", dependencies: ["TestSupport", "FeliCaCLI", "FeliCaSimCommands", "FeliCaDevices", "FeliCa", "FeliCaSimulation", "FeliCaEmulators"],
+            name: "FeliCaCLITests", dependencies: ["TestSupport", "FeliCaCLI", "FeliCaSimCommands", "FeliCaDevices", "FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaUSB"],
             exclude: ["Golden", "Fixtures"], swiftSettings: strict),
     ]
 )

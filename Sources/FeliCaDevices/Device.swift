@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaLibNFC
+import FeliCaPN532
 import FeliCaPCSC
 import FeliCaReaderCodecs
 import FeliCaSimulation
@@ -140,6 +141,8 @@ public struct Device: Sendable {
         switch spec.kind {
         case .libnfc(let connstring):
             transport = waiting(try await LibNFCTransport.open(connstring: connstring, name: name))
+        case .pn532(let path, let rate):
+            transport = waiting(try await PN532SerialTransport.open(path: path, bitRate: rate, name: name))
         case .pcsc(let reader, let ownDialect):
             var chosen = options.dialect ?? ownDialect
             if chosen == nil, let env = environment("FELICA_PCSC_DIALECT"), !env.isEmpty {

@@ -15,6 +15,7 @@ import FeliCaTransportSupport
 /// | string | ``Kind`` |
 /// |---|---|
 /// | `libnfc`, `libnfc:<connstring>` | ``Kind/libnfc(connstring:)`` |
+/// | `pn532:<serial port>` (`?rate=212\|424`, `?wait=`) | ``Kind/pn532(path:rate:)`` |
 /// | `pcsc`, `pcsc:<reader>` (`?dialect=`, `?wait=`) | ``Kind/pcsc(reader:dialect:)`` |
 /// | `usb`, `usb:<vid>:<pid>` (hex), `usb:<bus>:<address>` (decimal) (`?rate=auto\|fastest\|212\|424`, `?wait=`) | ``Kind/usb(_:rate:)`` |
 /// | `virtual:<name>`, `virtual:<image path>` (`?timing=212\|424`) | ``Kind/virtual(_:timing:)`` |
@@ -25,6 +26,8 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
         /// A reader through libnfc: the first one it finds (nil), or a connection string
         /// such as `pn532_uart:/dev/ttyUSB0`.
         case libnfc(connstring: String?)
+        /// A PN532 on a serial line, driven without libnfc, and the bit rate it polls at.
+        case pn532(path: String, rate: AirTiming.BitRate = .kbps212)
         /// A reader through pcscd; `dialect` forces how it carries FeliCa packets.
         case pcsc(reader: PCSCReaderSelector, dialect: PCSCDialect?)
         /// A USB reader driven natively (Sony RC-S380), and the bit rates it may use.
@@ -84,10 +87,10 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The device forms, for help and errors.
-    public static let forms = "libnfc[:<connstring>], pcsc[:<reader>], usb[:<vid>:<pid>|:<bus>:<address>], virtual:<card>, replay:<trace>"
+    public static let forms = "libnfc[:<connstring>], pn532:<port>, pcsc[:<reader>], usb[:<vid>:<pid>|:<bus>:<address>], virtual:<card>, replay:<trace>"
 
     /// The kinds' names, as written before the first `:`.
-    public static let kinds = ["libnfc", "pcsc", "usb", "virtual", "replay"]
+    public static let kinds = ["libnfc", "pn532", "pcsc", "usb", "virtual", "replay"]
 
     /// The longest `?wait=`, in seconds.
     public static let maxWait = 3600.0
@@ -125,6 +128,18 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
             if let connstring, let problem = LibNFCDevices.unknownDriver(in: connstring) { throw ParseError(problem) }
             self.init(.libnfc(connstring: connstring), wait: try options.wait())
             try options.finish(kind: "libnfc", known: ["wait"])
+        case "pn532":
+            guard let path = try needsRest("give the serial port the PN532 is wired to, such as pn532:/dev/ttyUSB0") else {
+                throw ParseError("'pn532' needs the serial port the PN532 is wired to: pn532:/dev/ttyUSB0")
+            }
+            let rate = try options.take("rate").map { (value: String) throws(ParseError) -> AirTiming.BitRate in
+                guard let rate = Int(value).flatMap(AirTiming.BitRate.init(rawValue:)) else {
+                    throw ParseError("device option 'rate': '\(value)' is not a bit rate FeliCa uses (212 or 424)")
+                }
+                return rate
+            } ?? .kbps212
+            self.init(.pn532(path: path, rate: rate), wait: try options.wait())
+            try options.finish(kind: "pn532", known: ["rate", "wait"])
         case "pcsc":
             let reader = try needsRest("give a reader name or the start of one, such as pcsc:SONY, or write pcsc for the first reader")
             let dialect = try options.take("dialect").map { (value: String) throws(ParseError) -> PCSCDialect in
@@ -178,6 +193,9 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
         switch kind {
         case .libnfc(let connstring):
             text = connstring.map { "libnfc:" + $0 } ?? "libnfc"
+        case .pn532(let path, let rate):
+            text = "pn532:" + path
+            if rate != .kbps212 { options.append("rate=\(rate.rawValue)") }
         case .pcsc(let reader, let dialect):
             if case .named(let name) = reader { text = "pcsc:" + name } else { text = "pcsc" }
             if let dialect { options.append("dialect=\(dialect)") }
@@ -202,10 +220,11 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
         return options.isEmpty ? text : text + "?" + options.joined(separator: "&")
     }
 
-    /// The kind's name: `libnfc`, `pcsc`, `usb`, `virtual` or `replay`.
+    /// The kind's name: `libnfc`, `pn532`, `pcsc`, `usb`, `virtual` or `replay`.
     public var kindName: String {
         switch kind {
         case .libnfc: "libnfc"
+        case .pn532: "pn532"
         case .pcsc: "pcsc"
         case .usb: "usb"
         case .virtual: "virtual"
@@ -216,7 +235,7 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
     /// Whether it is a reader (as opposed to a virtual card or a replay).
     public var isReader: Bool {
         switch kind {
-        case .libnfc, .pcsc, .usb: true
+        case .libnfc, .pn532, .pcsc, .usb: true
         case .virtual, .replay: false
         }
     }

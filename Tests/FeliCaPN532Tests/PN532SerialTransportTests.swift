@@ -156,3 +156,24 @@ struct PN532SerialTransportTests {
         }
     }
 }
+
+@Suite("pn532: devices through the command line", .serialized)
+struct PN532DeviceStringTests {
+    @Test("felica balance --device pn532:PTY reads the balance, as libnfc:pn532_uart:PTY does")
+    func balanceThroughTheCommandLine() throws {
+        let server = try PN532Server(card: try VirtualCard.named("suica"))
+        server.start()
+        defer { server.stop() }
+        let native = try runFelica(["balance", "--device", "pn532:" + server.path])
+        #expect(native.status == 0, "\(native.stderr)")
+        let viaLibNFC = try runFelica(["balance", "--device", "libnfc:" + server.connectionString], environment: ["LIBNFC_AUTO_SCAN": "false"])
+        #expect(native.stdout == viaLibNFC.stdout && native.stdout.contains("¥"))
+    }
+
+    @Test("a pn532: port that does not exist fails with the port named, exit 69")
+    func missingPort() throws {
+        let r = try runFelica(["balance", "--device", "pn532:/dev/no-such-tty"])
+        #expect(r.status == 69 || r.status == 1)
+        #expect(r.stderr.contains("/dev/no-such-tty"))
+    }
+}
