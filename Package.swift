@@ -120,6 +120,8 @@ let package = Package(
         .testTarget(
             name: "FeliCaDevicesTests", dependencies: ["TestSupport", "FeliCaDevices", "FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaTrace"],
             swiftSettings: strict),
+        // The RC-S380 protocol (Port-100 driver) against its emulator, in-process.
+        .testTarget(name: "FeliCaUSBTests", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaUSB", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         .testTarget(name: "FeliCaPN532Tests", dependencies: ["TestSupport", "FeliCa", "FeliCaReaderCodecs", "FeliCaPN532", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         .testTarget(name: "FeliCaPCSCTests", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaPCSC", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         // Faults through the real stacks: removal, late and garbled frames, ambiguous writes.

@@ -61,6 +61,20 @@ public struct PollingCommand: CardCommand {
         let ts = try TimeSlot(rawValue: try r.readUInt8("time slot number"))
         return PollingCommand(systemCode: sc, requestCode: rc, timeSlot: ts)
     }
+
+    /// The Polling `packet` carries; nil when it carries another command or a malformed
+    /// Polling. Transports that treat Polling apart (to poll their own way, or to ask later
+    /// whether a card is still there) decide it here, once.
+    public init?(packet: [UInt8]) {
+        guard packet.count >= 2, packet[1] == CommandCode.polling.rawValue,
+              let polling = try? Self.decode(packet[...]) else { return nil }
+        self = polling
+    }
+
+    /// Whether `packet` is a well-formed Polling command (``init(packet:)`` finds one).
+    public static func isPolling(_ packet: [UInt8]) -> Bool {
+        PollingCommand(packet: packet) != nil
+    }
 }
 
 /// Polling response: `LEN 01 IDm(8) PMm(8) [RD(2)]`.
