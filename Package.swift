@@ -106,7 +106,8 @@ let package = Package(
         .target(
             name: "TestSupport", dependencies: ["FeliCa", "FeliCaLibNFC", "FeliCaSimulation", "FeliCaEmulators"],
             path: "Tests/TestSupport", swiftSettings: strict),
-        .testTarget(name: "FeliCaTests", dependencies: ["FeliCa"], swiftSettings: strict),
+        // The codec, and the session through the virtual card.
+        .testTarget(name: "FeliCaTests", dependencies: ["FeliCa", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaReaderCodecsTests", dependencies: ["FeliCa", "FeliCaReaderCodecs"], swiftSettings: strict),
         .testTarget(name: "FeliCaTransportSupportTests", dependencies: ["FeliCaTransportSupport"], swiftSettings: strict),
         .testTarget(name: "FeliCaJSONTests", dependencies: ["FeliCaJSON"], swiftSettings: strict),
@@ -119,6 +120,8 @@ let package = Package(
         .testTarget(
             name: "FeliCaDevicesTests", dependencies: ["TestSupport", "FeliCaDevices", "FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaTrace"],
             swiftSettings: strict),
+        // The RC-S380 protocol (Port-100 driver) against its emulator, in-process.
+        .testTarget(name: "FeliCaUSBTests", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaUSB", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         .testTarget(name: "FeliCaPN532Tests", dependencies: ["TestSupport", "FeliCa", "FeliCaReaderCodecs", "FeliCaPN532", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         .testTarget(name: "FeliCaPCSCTests", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaPCSC", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         // Faults through the real stacks: removal, late and garbled frames, ambiguous writes.
@@ -132,7 +135,7 @@ let package = Package(
             dependencies: ["TestSupport", "FeliCa", "FeliCaDevices", "FeliCaSimulation", "FeliCaEmulators", "FeliCaCards", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPCSC"],
             exclude: ["Traces"], swiftSettings: strict),
         .testTarget(
-            name: "FeliCaCLITests", dependencies: ["TestSupport", "FeliCaCLI", "FeliCaSimCommands", "FeliCaDevices", "FeliCa", "FeliCaSimulation", "FeliCaEmulators"],
+            name: "FeliCaCLITests", dependencies: ["TestSupport", "FeliCaCLI", "FeliCaSimCommands", "FeliCaDevices", "FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaUSB"],
             exclude: ["Golden", "Fixtures"], swiftSettings: strict),
     ]
 )

@@ -1,18 +1,37 @@
 #!/usr/bin/env bash
-# Installs what the build and the tests need on Debian 12. Safe to run again.
+# Installs the Debian 12 packages felica needs. Safe to run again.
+#   scripts/bootstrap.sh build   what building the tool and its Debian packages needs
+#   scripts/bootstrap.sh         that, and what the tests and benchmarks need on top (the default)
 set -euo pipefail
 
-packages=(
+purpose="${1:-test}"
+
+# Building: the C libraries' headers, pkg-config, and dpkg-dev for scripts/package.sh.
+build=(
   pkg-config
-  libnfc-dev libnfc-bin
-  libpcsclite-dev pcscd vsmartcard-vpcd
-  libusb-1.0-0-dev umockdev gir1.2-umockdev-1.0 python3-gi
-  libsqlite3-dev sqlite3 python3   # sqlite3: a test reads the history database as it was written
+  libnfc-dev libpcsclite-dev libusb-1.0-0-dev libsqlite3-dev
+  dpkg-dev binutils       # dpkg-shlibdeps, dpkg-deb and strip, for scripts/package.sh
+)
+
+# The test stages and benchmarks, on top: the real stacks and the stand-ins' plumbing.
+test=(
+  libnfc-bin
+  pcscd vsmartcard-vpcd
+  umockdev gir1.2-umockdev-1.0 python3-gi python3
+  sqlite3                 # a test reads the history database as it was written
   python3-venv            # the benchmarks install nfcpy, the comparison peer, into a venv
   tshark
   iproute2 util-linux procps
   man-db groff-base zsh fish
+  lintian                 # 95-package checks the Debian packages
+  systemd                 # 95-package verifies the kiosk unit with systemd-analyze
 )
+
+case "$purpose" in
+  build) packages=("${build[@]}") ;;
+  test) packages=("${build[@]}" "${test[@]}") ;;
+  *) echo "bootstrap: unknown purpose '$purpose' (build or test)" >&2; exit 64 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

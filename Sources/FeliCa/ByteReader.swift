@@ -7,12 +7,37 @@ public enum ByteOrder: Sendable {
 /// with the name of the field that was cut off.
 public struct ByteReader: Sendable {
     public private(set) var remaining: ArraySlice<UInt8>
+    @usableFromInline let name: FrameName
+
     /// What is being parsed, for error messages ("Polling response").
-    public let frame: String
+    public var frame: String { name.description }
 
     public init(_ bytes: ArraySlice<UInt8>, frame: String) {
         self.remaining = bytes
-        self.frame = frame
+        self.name = .text(frame)
+    }
+
+    @usableFromInline
+    init(_ bytes: ArraySlice<UInt8>, name: FrameName) {
+        self.remaining = bytes
+        self.name = name
+    }
+
+    /// A frame's name, spelled out only when a message needs it: a FeliCa frame is named
+    /// by its command code, so decoding one builds no string.
+    @usableFromInline
+    enum FrameName: Sendable, CustomStringConvertible {
+        case text(String)
+        case command(CommandCode)
+        case response(CommandCode)
+
+        @usableFromInline var description: String {
+            switch self {
+            case .text(let s): s
+            case .command(let c): "\(c) command"
+            case .response(let c): "\(c) response"
+            }
+        }
     }
 
     public var isAtEnd: Bool { remaining.isEmpty }
@@ -67,23 +92,26 @@ public struct ByteReader: Sendable {
     }
 }
 
-/// Builds a frame: reserves the LEN byte, then fills it in.
-@usableFromInline
-struct FrameWriter {
+/// Builds a frame: reserves the LEN byte, then fills it in. Every append names its byte
+/// order, as every ``ByteReader`` read does.
+public struct FrameWriter {
     @usableFromInline var bytes: [UInt8]
 
+    /// A frame with `code` after LEN; `capacity` is the frame's length, LEN included.
     @inlinable
-    init(code: UInt8, capacity: Int) {
+    public init(code: UInt8, capacity: Int) {
         bytes = []
         bytes.reserveCapacity(capacity)
         bytes.append(0)
         bytes.append(code)
     }
 
-    @inlinable mutating func append(_ b: UInt8) { bytes.append(b) }
+    /// Appends one byte.
+    @inlinable public mutating func append(_ b: UInt8) { bytes.append(b) }
 
+    /// Appends two bytes in `order`.
     @inlinable
-    mutating func append(_ v: UInt16, _ order: ByteOrder) {
+    public mutating func append(_ v: UInt16, _ order: ByteOrder) {
         if order == .bigEndian {
             bytes.append(UInt8(v >> 8)); bytes.append(UInt8(v & 0xFF))
         } else {
@@ -91,40 +119,42 @@ struct FrameWriter {
         }
     }
 
+    /// Appends eight bytes, most significant first (IDm, PMm).
     @inlinable
-    mutating func append(_ v: UInt64) {
+    public mutating func appendBigEndian(_ v: UInt64) {
         var shift = 56
         while shift >= 0 { bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))); shift -= 8 }
     }
 
-    @inlinable mutating func append(contentsOf s: some Collection<UInt8>) { bytes.append(contentsOf: s) }
+    /// Appends bytes as they are (block data).
+    @inlinable public mutating func append(contentsOf s: some Collection<UInt8>) { bytes.append(contentsOf: s) }
 
     /// Sets LEN; callers keep frames within 255 bytes by validating their inputs.
     @inlinable
-    mutating func finish() -> [UInt8] {
+    public mutating func finish() -> [UInt8] {
         bytes[0] = UInt8(truncatingIfNeeded: bytes.count)
         return bytes
     }
 }
 
 /// Opens a frame: checks LEN against the frame size and the command/response code.
-@inline(__always)
-func openFrame(_ packet: ArraySlice<UInt8>, code: UInt8, frame: String) throws(FeliCaError) -> ByteReader {
+@usableFromInline
+func openFrame(_ packet: ArraySlice<UInt8>, code: UInt8, name: ByteReader.FrameName) throws(FeliCaError) -> ByteReader {
     guard let len = packet.first else {
-        throw FeliCaError(.truncated, "\(frame): empty frame (no LEN byte)")
+        throw FeliCaError(.truncated, "\(name): empty frame (no LEN byte)")
     }
     guard len >= 2 else {
-        throw FeliCaError(.badLength, "\(frame): LEN is \(len), a frame holds at least LEN and a code")
+        throw FeliCaError(.badLength, "\(name): LEN is \(len), a frame holds at least LEN and a code")
     }
     if packet.count < Int(len) {
-        throw FeliCaError(.truncated, "\(frame): LEN says \(len) bytes, frame has \(packet.count)")
+        throw FeliCaError(.truncated, "\(name): LEN says \(len) bytes, frame has \(packet.count)")
     }
     if packet.count > Int(len) {
-        throw FeliCaError(.trailingBytes, "\(frame): LEN says \(len) bytes, frame has \(packet.count)")
+        throw FeliCaError(.trailingBytes, "\(name): LEN says \(len) bytes, frame has \(packet.count)")
     }
     let actual = packet[packet.startIndex + 1]
     guard actual == code else {
-        throw FeliCaError(.unexpectedResponse, "\(frame): code is \(hexByte(actual)), expected \(hexByte(code))")
+        throw FeliCaError(.unexpectedResponse, "\(name): code is \(hexByte(actual)), expected \(hexByte(code))")
     }
-    return ByteReader(packet.dropFirst(2), frame: frame)
+    return ByteReader(packet.dropFirst(2), name: name)
 }

@@ -56,48 +56,68 @@ public actor CardSession {
         }
     }
 
-    /// The card's own time from PMm (with a floor), both frames' air time, and the
-    /// transport's latency. Air time uses 212 kbps, the slower rate, and the largest reply
-    /// the command can bring.
-    private func timeout(_ pmm: PMm, _ kind: ResponseTimeKind, units: Int, commandLength: Int = 64) -> Duration {
-        let replyLength = kind == .read ? 13 + 16 * units : 64
-        return max(pmm.maximumResponseTime(for: kind, units: units), options.timeoutFloor)
-            + AirTiming.airTime(packetLength: commandLength) + AirTiming.airTime(packetLength: replyLength)
-            + transport.linkLatency
+    /// Sends `command` to the system `target` names and returns the card's response,
+    /// checked to come from that system.
+    ///
+    /// The timeout is the card's own time from its PMm for the command
+    /// (``CardCommand/timing``, with ``Options/timeoutFloor``), both frames' air time and
+    /// the transport's latency; for Polling, its time slots instead of the PMm. A command
+    /// that ``CardCommand/isRepeatable`` is sent again after a timeout or a transmission
+    /// error, `retries` times (``Options/retries`` unless given); any other is sent once.
+    /// Silence throws `.timeout`; ``poll(systemCode:requestCode:timeSlot:)`` answers nil.
+    public func send<C: CardCommand>(_ command: C, to target: Target, retries: Int? = nil) async throws(FeliCaError) -> C.Response {
+        let retries = C.isRepeatable ? retries ?? options.retries : 0
+        return try await send(command, expecting: target.idm, timeout: timeout(for: command, pmm: target.pmm), retries: retries)
     }
 
-    /// Exchange with retries for a command that is safe to repeat.
-    private func repeatable(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
+    /// The one build → send → decode: `retries` more attempts after a transmission error,
+    /// and after a timeout when `retryingTimeouts`.
+    private func send<C: CardCommand>(_ command: C, expecting idm: IDm?, timeout: Duration, retries: Int,
+                                      retryingTimeouts: Bool = true) async throws(FeliCaError) -> C.Response {
+        let packet = command.encode()
         var attempt = 0
         while true {
+            let reply: [UInt8]
             do {
-                return try await exchange(packet, timeout: timeout)
-            } catch where (error.code == .timeout || error.code == .transmission) && attempt < options.retries {
+                reply = try await exchange(packet, timeout: timeout)
+            } catch where (error.code == .transmission || (retryingTimeouts && error.code == .timeout)) && attempt < retries {
                 attempt += 1
+                continue
             }
+            return try C.Response.decode(reply[...], expecting: idm)
         }
     }
 
+    /// The card's own time from PMm (with a floor), both frames' air time, and the
+    /// transport's latency. Air time uses 212 kbps, the slower rate, a 64-byte command,
+    /// and the largest reply a read can bring (64 bytes for any other command).
+    private func timeout<C: CardCommand>(for command: C, pmm: PMm) -> Duration {
+        if let polling = command as? PollingCommand { return pollingTimeout(polling) }
+        let (kind, units) = command.timing
+        let replyLength = kind == .read ? ReadWithoutEncryptionResponse.headerLength + 16 * units : 64
+        return max(pmm.maximumResponseTime(for: kind, units: units), options.timeoutFloor)
+            + AirTiming.airTime(packetLength: 64) + AirTiming.airTime(packetLength: replyLength)
+            + transport.linkLatency
+    }
+
     // MARK: - Polling and systems
+
+    /// The last time slot's end, the reply's air time, the floor and the link's latency:
+    /// no PMm bounds Polling.
+    private func pollingTimeout(_ command: PollingCommand) -> Duration {
+        AirTiming.pollingWindow(slots: command.timeSlot.slots) + AirTiming.airTime(packetLength: command.longestResponse)
+            + options.timeoutFloor + transport.linkLatency
+    }
 
     /// Polls for `systemCode` (per-byte `FF` wildcards allowed). Returns nil when no card answers.
     public func poll(systemCode: SystemCode = .wildcard, requestCode: PollingRequestCode = .systemCode, timeSlot: TimeSlot? = nil) async throws(FeliCaError) -> PollingResponse? {
         let slots = timeSlot ?? options.timeSlot
         let command = PollingCommand(systemCode: systemCode, requestCode: requestCode, timeSlot: slots)
-        let wait = AirTiming.pollingWindow(slots: slots.slots) + AirTiming.airTime(packetLength: 20) + options.timeoutFloor + transport.linkLatency
-        var attempt = 0
-        while true {
-            let reply: [UInt8]
-            do {
-                reply = try await exchange(command.encode(), timeout: wait)
-            } catch where error.code == .timeout {
-                return nil
-            } catch where error.code == .transmission && attempt < options.retries {
-                // A garbled frame or a reader that missed its reply: Polling is safe to repeat.
-                attempt += 1
-                continue
-            }
-            return try PollingResponse.decode(reply[...])
+        do {
+            // A garbled frame or a reader that missed its reply is asked again; silence is no card.
+            return try await send(command, expecting: nil, timeout: pollingTimeout(command), retries: options.retries, retryingTimeouts: false)
+        } catch where error.code == .timeout {
+            return nil
         }
     }
 
@@ -191,10 +211,8 @@ public actor CardSession {
     /// Every system on the card: Request System Code, or, when the card does not answer it,
     /// Polling each code of ``Options/fallbackSystemCodes``.
     public func systemCodes(of target: Target) async throws(FeliCaError) -> [SystemCode] {
-        let command = RequestSystemCodeCommand(idm: target.idm)
         do {
-            let reply = try await repeatable(command.encode(), timeout: timeout(target.pmm, .fixed, units: 0))
-            return try RequestSystemCodeResponse.decode(reply[...], expecting: target.idm).systemCodes
+            return try await send(RequestSystemCodeCommand(idm: target.idm), to: target).systemCodes
         } catch where error.code == .timeout || error.code == .unsupported || error.code == .refused {
             // A reader that refuses Polling too leaves no way to list the systems: `.refused`.
             var found: [SystemCode] = []
@@ -211,11 +229,8 @@ public actor CardSession {
     /// Areas and services of the system, in the card's order (Search Service Code until `FFFF`).
     public func nodes(of target: Target) async throws(FeliCaError) -> [Node] {
         var out: [Node] = []
-        let t = timeout(target.pmm, .fixed, units: 0)
         for index in 0..<0xFFFF {
-            let command = SearchServiceCodeCommand(idm: target.idm, index: UInt16(index))
-            let reply = try await repeatable(command.encode(), timeout: t)
-            guard let node = try SearchServiceCodeResponse.decode(reply[...], expecting: target.idm).node else { break }
+            guard let node = try await send(SearchServiceCodeCommand(idm: target.idm, index: UInt16(index)), to: target).node else { break }
             out.append(node)
         }
         return out
@@ -228,9 +243,7 @@ public actor CardSession {
         var start = 0
         while start < nodes.count {
             let chunk = Array(nodes[start..<min(start + RequestServiceCommand.maximumNodes, nodes.count)])
-            let command = try RequestServiceCommand(idm: target.idm, nodes: chunk)
-            let reply = try await repeatable(command.encode(), timeout: timeout(target.pmm, .requestService, units: chunk.count))
-            let r = try RequestServiceResponse.decode(reply[...], expecting: target.idm)
+            let r = try await send(try RequestServiceCommand(idm: target.idm, nodes: chunk), to: target)
             guard r.keyVersions.count == chunk.count else {
                 throw FeliCaError(.invalidField, "Request Service response: \(r.keyVersions.count) key versions for \(chunk.count) nodes")
             }
@@ -245,10 +258,8 @@ public actor CardSession {
         var out: [Int] = []
         var start = 0
         while start < nodes.count {
-            let chunk = Array(nodes[start..<min(start + 32, nodes.count)])
-            let command = try RequestBlockInformationCommand(idm: target.idm, nodes: chunk)
-            let reply = try await repeatable(command.encode(), timeout: timeout(target.pmm, .other, units: 0))
-            let r = try RequestBlockInformationResponse.decode(reply[...], expecting: target.idm)
+            let chunk = Array(nodes[start..<min(start + RequestBlockInformationCommand.maximumNodes, nodes.count)])
+            let r = try await send(try RequestBlockInformationCommand(idm: target.idm, nodes: chunk), to: target)
             guard r.blockCounts.count == chunk.count else {
                 throw FeliCaError(.invalidField, "Request Block Information response: \(r.blockCounts.count) counts for \(chunk.count) nodes")
             }
@@ -318,15 +329,14 @@ public actor CardSession {
             for b in r.blocks { list.append(try BlockListElement(serviceIndex: index!, block: b)) }
         }
         let command = try ReadWithoutEncryptionCommand(idm: target.idm, services: services, blocks: list)
-        let reply: [UInt8]
+        let r: ReadWithoutEncryptionResponse
         do {
-            reply = try await repeatable(command.encode(), timeout: timeout(target.pmm, .read, units: list.count))
+            r = try await send(command, to: target)
         } catch where readLimit(for: target) < list.count {
             // The link learned it cannot carry this reply (a reader that takes only short
             // APDUs): ask again for fewer blocks. A read is safe to repeat.
             return nil
         }
-        let r = try ReadWithoutEncryptionResponse.decode(reply[...], expecting: target.idm)
         if r.status.meansTooManyBlocks && list.count > 1 {
             learnedReadLimit[target.idm] = Self.smallerBatch(than: list.count)
             return nil
@@ -379,22 +389,21 @@ public actor CardSession {
             data += b.data
         }
         let command = try WriteWithoutEncryptionCommand(idm: target.idm, services: [service], blocks: list, data: data)
-        let reply: [UInt8]
-        do {
-            reply = try await exchange(command.encode(), timeout: timeout(target.pmm, .write, units: list.count))
-        } catch where error.code == .timeout || error.code == .transmission || error.code == .cardGone || error.code == .readerGone {
-            throw FeliCaError(.ambiguousWrite, "write to service \(service) got no reply (\(error.reason)): the card may or may not have stored it; read the blocks back before writing again")
-        }
         let r: WriteWithoutEncryptionResponse
         do {
-            r = try WriteWithoutEncryptionResponse.decode(reply[...], expecting: target.idm)
-        } catch {
+            r = try await send(command, to: target)
+        } catch where error.code == .timeout || error.code == .transmission || error.code == .cardGone || error.code == .readerGone {
+            throw FeliCaError(.ambiguousWrite, "write to service \(service) got no reply (\(error.reason)): the card may or may not have stored it; read the blocks back before writing again")
+        } catch where Self.malformedReply.contains(error.code) {
             throw FeliCaError(.ambiguousWrite, "write to service \(service) got a garbled reply (\(error.reason)): the card may or may not have stored it; read the blocks back before writing again")
         }
         guard r.status.isSuccess else {
             throw FeliCaError(.status, "writing service \(service) failed: \(r.status)", statusFlags: r.status)
         }
     }
+
+    /// What a reply that does not parse throws: the card may have stored a write it answered so.
+    private static let malformedReply: Set<FeliCaError.Code> = [.truncated, .trailingBytes, .badLength, .unexpectedResponse, .wrongCard, .invalidField]
 
     // MARK: - Presence, version, reset
 
@@ -403,11 +412,10 @@ public actor CardSession {
     /// not forward it) is still there when it answers a Polling with the same IDm — or, on
     /// a reader that forwards neither, when the reader still reports that IDm.
     public func isPresent(_ target: Target) async throws(FeliCaError) -> Bool {
-        let command = RequestResponseCommand(idm: target.idm)
         do {
             do {
-                let reply = try await exchange(command.encode(), timeout: timeout(target.pmm, .fixed, units: 0))
-                _ = try RequestResponseResponse.decode(reply[...], expecting: target.idm)
+                // Not repeated: silence falls back to Polling at once.
+                _ = try await send(RequestResponseCommand(idm: target.idm), to: target, retries: 0)
                 return true
             } catch where error.code == .timeout || error.code == .refused {
                 do {
@@ -423,15 +431,11 @@ public actor CardSession {
 
     /// Request Specification Version.
     public func specificationVersion(of target: Target) async throws(FeliCaError) -> RequestSpecificationVersionResponse {
-        let command = RequestSpecificationVersionCommand(idm: target.idm)
-        let reply = try await repeatable(command.encode(), timeout: timeout(target.pmm, .other, units: 0))
-        return try RequestSpecificationVersionResponse.decode(reply[...], expecting: target.idm)
+        try await send(RequestSpecificationVersionCommand(idm: target.idm), to: target)
     }
 
     /// Reset Mode (returns the card to mode 0).
     public func resetMode(_ target: Target) async throws(FeliCaError) -> StatusFlags {
-        let command = ResetModeCommand(idm: target.idm)
-        let reply = try await repeatable(command.encode(), timeout: timeout(target.pmm, .other, units: 0))
-        return try ResetModeResponse.decode(reply[...], expecting: target.idm).status
+        try await send(ResetModeCommand(idm: target.idm), to: target).status
     }
 }

@@ -37,6 +37,24 @@ public enum Command: Hashable, Sendable {
         }
     }
 
+    /// The command itself, as its own type.
+    public var command: any CardCommand {
+        switch self {
+        case .polling(let c): c
+        case .requestService(let c): c
+        case .requestResponse(let c): c
+        case .readWithoutEncryption(let c): c
+        case .writeWithoutEncryption(let c): c
+        case .searchServiceCode(let c): c
+        case .requestSystemCode(let c): c
+        case .requestBlockInformation(let c): c
+        case .requestSpecificationVersion(let c): c
+        case .resetMode(let c): c
+        }
+    }
+
+    // `code` and `idm` switch rather than open ``command``: a card asks them of every
+    // packet, and a large command (a write) would be boxed to answer.
     public var code: CommandCode {
         switch self {
         case .polling: .polling
@@ -68,48 +86,14 @@ public enum Command: Hashable, Sendable {
         }
     }
 
-    public func encode() -> [UInt8] {
-        switch self {
-        case .polling(let c): c.encode()
-        case .requestService(let c): c.encode()
-        case .requestResponse(let c): c.encode()
-        case .readWithoutEncryption(let c): c.encode()
-        case .writeWithoutEncryption(let c): c.encode()
-        case .searchServiceCode(let c): c.encode()
-        case .requestSystemCode(let c): c.encode()
-        case .requestBlockInformation(let c): c.encode()
-        case .requestSpecificationVersion(let c): c.encode()
-        case .resetMode(let c): c.encode()
-        }
-    }
+    public func encode() -> [UInt8] { command.encode() }
 
-    /// The longest response packet (LEN included) a card can send to this command; 255
-    /// (the frame limit) where the layout bounds nothing smaller. A reader link that carries
-    /// replies of limited size uses it to pick the APDU form.
-    public var longestResponse: Int {
-        switch self {
-        case .polling: 20
-        case .requestService(let c): 11 + 2 * c.nodes.count
-        case .requestResponse: 11
-        case .readWithoutEncryption(let c): ReadWithoutEncryptionResponse.headerLength + 16 * c.blocks.count
-        case .writeWithoutEncryption, .resetMode: 12
-        case .searchServiceCode: 14
-        // At most 16 systems: the system number is four bits.
-        case .requestSystemCode: 11 + 2 * 16
-        case .requestBlockInformation(let c): 11 + 2 * c.nodes.count
-        case .requestSpecificationVersion: 255
-        }
-    }
+    /// The longest response packet (LEN included) a card can send to this command
+    /// (``CardCommand/longestResponse``).
+    public var longestResponse: Int { command.longestResponse }
 
     /// Time-bound parameters of this command, for ``PMm/maximumResponseTime(for:units:)``.
-    public var timing: (kind: ResponseTimeKind, units: Int) {
-        switch self {
-        case .requestService(let c): (.requestService, c.nodes.count)
-        case .readWithoutEncryption(let c): (.read, c.blocks.count)
-        case .writeWithoutEncryption(let c): (.write, c.blocks.count)
-        default: (code.timing, 0)
-        }
-    }
+    public var timing: (kind: ResponseTimeKind, units: Int) { command.timing }
 }
 
 /// Any response, decoded from its packet.
@@ -150,6 +134,25 @@ public enum Response: Hashable, Sendable {
         case .resetMode: return .resetMode(try ResetModeResponse.decode(packet, expecting: idm))
         }
     }
+
+    /// The response itself, as its own type.
+    public var response: any CardResponse {
+        switch self {
+        case .polling(let r): r
+        case .requestService(let r): r
+        case .requestResponse(let r): r
+        case .readWithoutEncryption(let r): r
+        case .writeWithoutEncryption(let r): r
+        case .searchServiceCode(let r): r
+        case .requestSystemCode(let r): r
+        case .requestBlockInformation(let r): r
+        case .requestSpecificationVersion(let r): r
+        case .resetMode(let r): r
+        }
+    }
+
+    /// Encodes the response packet.
+    public func encode() -> [UInt8] { response.encode() }
 
     /// Status flags, for the responses that carry them.
     public var status: StatusFlags? {

@@ -58,17 +58,3 @@ public enum CommandCode: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         }
     }
 }
-
-/// Reads the IDm field that follows the code in every command and response but Polling.
-@inline(__always)
-func readIDm(_ r: inout ByteReader) throws(FeliCaError) -> IDm {
-    IDm(rawValue: try r.readUInt64BigEndian("IDm"))
-}
-
-/// Checks that a response answers the addressed system.
-@inline(__always)
-func requireIDm(_ actual: IDm, _ expected: IDm?, _ frame: String) throws(FeliCaError) {
-    if let expected, actual != expected {
-        throw FeliCaError(.wrongCard, "\(frame): answer from wrong card (IDm \(actual), expected \(expected))")
-    }
-}

@@ -81,7 +81,8 @@ public struct FeliCaError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { reason }
 
-    /// Whether the failure means "no reader or no card" (exit code 69 in the CLI).
+    /// Whether the failure means "no reader or no card": nothing to read rather than
+    /// something that went wrong (``Code/noReader``, ``Code/noCard``, ``Code/noService``).
     public var isUnavailable: Bool {
         code == .noReader || code == .noCard || code == .noService
     }

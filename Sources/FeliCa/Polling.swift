@@ -28,7 +28,10 @@ public struct TimeSlot: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Polling command: `LEN 00 SC(2, BE) RC TSN` (no IDm).
-public struct PollingCommand: Hashable, Sendable {
+public struct PollingCommand: CardCommand {
+    public typealias Response = PollingResponse
+    public static var code: CommandCode { .polling }
+
     public var systemCode: SystemCode
     public var requestCode: PollingRequestCode
     public var timeSlot: TimeSlot
@@ -39,29 +42,45 @@ public struct PollingCommand: Hashable, Sendable {
         self.timeSlot = timeSlot
     }
 
-    public func encode() -> [UInt8] {
-        var w = FrameWriter(code: CommandCode.polling.rawValue, capacity: 6)
+    public var addressedIDm: IDm? { nil }
+    public var frameLength: Int { 6 }
+    public var longestResponse: Int { 20 }
+
+    public func encodeBody(into w: inout FrameWriter) {
         w.append(systemCode.rawValue, .bigEndian)
         w.append(requestCode.rawValue)
         w.append(timeSlot.rawValue)
-        return w.finish()
     }
 
-    public static func decode(_ packet: ArraySlice<UInt8>) throws(FeliCaError) -> PollingCommand {
-        var r = try openFrame(packet, code: CommandCode.polling.rawValue, frame: "Polling command")
+    public static func decodeBody(_ r: inout ByteReader) throws(FeliCaError) -> PollingCommand {
         let sc = SystemCode(try r.readUInt16(.bigEndian, "system code"))
         let rcRaw = try r.readUInt8("request code")
         guard let rc = PollingRequestCode(rawValue: rcRaw) else {
-            throw FeliCaError(.invalidField, "Polling command: request code \(rcRaw) is not 0, 1 or 2")
+            throw FeliCaError(.invalidField, "\(r.frame): request code \(rcRaw) is not 0, 1 or 2")
         }
         let ts = try TimeSlot(rawValue: try r.readUInt8("time slot number"))
-        try r.finish()
         return PollingCommand(systemCode: sc, requestCode: rc, timeSlot: ts)
+    }
+
+    /// The Polling `packet` carries; nil when it carries another command or a malformed
+    /// Polling. Transports that treat Polling apart (to poll their own way, or to ask later
+    /// whether a card is still there) decide it here, once.
+    public init?(packet: [UInt8]) {
+        guard packet.count >= 2, packet[1] == CommandCode.polling.rawValue,
+              let polling = try? Self.decode(packet[...]) else { return nil }
+        self = polling
+    }
+
+    /// Whether `packet` is a well-formed Polling command (``init(packet:)`` finds one).
+    public static func isPolling(_ packet: [UInt8]) -> Bool {
+        PollingCommand(packet: packet) != nil
     }
 }
 
 /// Polling response: `LEN 01 IDm(8) PMm(8) [RD(2)]`.
-public struct PollingResponse: Hashable, Sendable {
+public struct PollingResponse: CardResponse {
+    public static var code: CommandCode { .polling }
+
     public var idm: IDm
     public var pmm: PMm
     /// Request data: the system code (RC 1, big-endian) or communication performance (RC 2).
@@ -73,22 +92,20 @@ public struct PollingResponse: Hashable, Sendable {
         self.requestData = requestData
     }
 
-    public func encode() -> [UInt8] {
-        var w = FrameWriter(code: CommandCode.polling.responseCode, capacity: 20)
-        w.append(idm.rawValue)
-        w.append(pmm.rawValue)
+    public var frameLength: Int { requestData == nil ? 18 : 20 }
+
+    public func encodeBody(into w: inout FrameWriter) {
+        w.appendBigEndian(idm.rawValue)
+        w.appendBigEndian(pmm.rawValue)
         if let rd = requestData { w.append(rd, .bigEndian) }
-        return w.finish()
     }
 
-    public static func decode(_ packet: ArraySlice<UInt8>) throws(FeliCaError) -> PollingResponse {
-        var r = try openFrame(packet, code: CommandCode.polling.responseCode, frame: "Polling response")
-        let idm = try readIDm(&r)
+    public static func decodeBody(_ r: inout ByteReader, expecting idm: IDm?) throws(FeliCaError) -> PollingResponse {
+        let got = try r.readIDm(expecting: idm)
         let pmm = PMm(rawValue: try r.readUInt64BigEndian("PMm"))
         var rd: UInt16? = nil
         if !r.isAtEnd { rd = try r.readUInt16(.bigEndian, "request data") }
-        try r.finish()
-        return PollingResponse(idm: idm, pmm: pmm, requestData: rd)
+        return PollingResponse(idm: got, pmm: pmm, requestData: rd)
     }
 
     /// The request data read as a system code (valid when polled with RC 1).

@@ -9,11 +9,26 @@ func validateBlockAccess(_ what: String, services: [ServiceCode], blocks: [Block
     for (i, b) in blocks.enumerated() where Int(b.serviceIndex) >= services.count {
         throw FeliCaError(.invalidArgument, "\(what): block list element \(i) names service \(b.serviceIndex), only \(services.count) listed")
     }
-    var size = 12 + 2 * services.count + dataBytes
-    for b in blocks { size += b.encodedLength }
+    let size = blockAccessLength(services, blocks) + dataBytes
     guard size <= 255 else {
         throw FeliCaError(.invalidArgument, "\(what): command would be \(size) bytes, a frame holds at most 255")
     }
+}
+
+/// Length of a Read/Write command frame up to its block list: LEN, code, IDm, then
+/// `m, service×m, n, element×n`.
+func blockAccessLength(_ services: [ServiceCode], _ blocks: [BlockListElement]) -> Int {
+    var size = 12 + 2 * services.count
+    for b in blocks { size += b.encodedLength }
+    return size
+}
+
+/// Writes the `m, service×m, n, element×n` part of Read/Write commands.
+func encodeBlockAccess(_ services: [ServiceCode], _ blocks: [BlockListElement], into w: inout FrameWriter) {
+    w.append(UInt8(services.count))
+    for s in services { w.append(s.rawValue, .littleEndian) }
+    w.append(UInt8(blocks.count))
+    for b in blocks { b.encode(into: &w) }
 }
 
 /// Reads the `m, service×m, n, element×n` part of Read/Write commands.
@@ -34,7 +49,10 @@ func decodeBlockAccess(_ r: inout ByteReader) throws(FeliCaError) -> ([ServiceCo
 }
 
 /// Read Without Encryption command: `LEN 06 IDm m service(2 LE)×m n element×n`.
-public struct ReadWithoutEncryptionCommand: Hashable, Sendable {
+public struct ReadWithoutEncryptionCommand: CardCommand {
+    public typealias Response = ReadWithoutEncryptionResponse
+    public static var code: CommandCode { .readWithoutEncryption }
+
     public var idm: IDm
     public var services: [ServiceCode]
     public var blocks: [BlockListElement]
@@ -59,23 +77,21 @@ public struct ReadWithoutEncryptionCommand: Hashable, Sendable {
         try self.init(idm: idm, services: [service], blocks: list)
     }
 
-    public func encode() -> [UInt8] {
-        var w = FrameWriter(code: CommandCode.readWithoutEncryption.rawValue, capacity: 12 + 2 * services.count + 3 * blocks.count)
-        w.append(idm.rawValue)
-        w.append(UInt8(services.count))
-        for s in services { w.append(s.rawValue, .littleEndian) }
-        w.append(UInt8(blocks.count))
-        for b in blocks { b.encode(into: &w) }
-        return w.finish()
+    public var addressedIDm: IDm? { idm }
+    public var frameLength: Int { blockAccessLength(services, blocks) }
+    public var longestResponse: Int { ReadWithoutEncryptionResponse.headerLength + 16 * blocks.count }
+    public var timing: (kind: ResponseTimeKind, units: Int) { (.read, blocks.count) }
+
+    public func encodeBody(into w: inout FrameWriter) {
+        w.appendBigEndian(idm.rawValue)
+        encodeBlockAccess(services, blocks, into: &w)
     }
 
-    public static func decode(_ packet: ArraySlice<UInt8>) throws(FeliCaError) -> ReadWithoutEncryptionCommand {
-        var r = try openFrame(packet, code: CommandCode.readWithoutEncryption.rawValue, frame: "Read Without Encryption command")
-        let idm = try readIDm(&r)
+    public static func decodeBody(_ r: inout ByteReader) throws(FeliCaError) -> ReadWithoutEncryptionCommand {
+        let idm = try r.readIDm()
         let (services, blocks) = try decodeBlockAccess(&r)
-        try r.finish()
         for (i, b) in blocks.enumerated() where Int(b.serviceIndex) >= services.count {
-            throw FeliCaError(.invalidField, "Read Without Encryption command: block list element \(i) names service \(b.serviceIndex), only \(services.count) listed")
+            throw FeliCaError(.invalidField, "\(r.frame): block list element \(i) names service \(b.serviceIndex), only \(services.count) listed")
         }
         return ReadWithoutEncryptionCommand(unchecked: idm, services, blocks)
     }
@@ -87,7 +103,9 @@ public struct ReadWithoutEncryptionCommand: Hashable, Sendable {
 
 /// Read Without Encryption response: `LEN 07 IDm SF1 SF2 [n data(16×n)]` — the block
 /// count and data are present only when SF1 is 0.
-public struct ReadWithoutEncryptionResponse: Hashable, Sendable {
+public struct ReadWithoutEncryptionResponse: CardResponse {
+    public static var code: CommandCode { .readWithoutEncryption }
+
     public var idm: IDm
     public var status: StatusFlags
     /// The data of all blocks back to back (16 bytes each); a slice of the decoded frame,
@@ -114,31 +132,24 @@ public struct ReadWithoutEncryptionResponse: Hashable, Sendable {
     /// Every block as its own array.
     public var blocks: [[UInt8]] { (0..<blockCount).map { Array(self[block: $0]) } }
 
-    public func encode() -> [UInt8] {
-        var w = FrameWriter(code: CommandCode.readWithoutEncryption.responseCode, capacity: 13 + data.count)
-        w.append(idm.rawValue)
+    public var frameLength: Int { status.isSuccess ? Self.headerLength + data.count : 12 }
+
+    public func encodeBody(into w: inout FrameWriter) {
+        w.appendBigEndian(idm.rawValue)
         w.append(status.sf1)
         w.append(status.sf2)
         if status.isSuccess {
             w.append(UInt8(truncatingIfNeeded: data.count / 16))
             w.append(contentsOf: data)
         }
-        return w.finish()
     }
 
-    public static func decode(_ packet: ArraySlice<UInt8>, expecting idm: IDm? = nil) throws(FeliCaError) -> ReadWithoutEncryptionResponse {
-        let frame = "Read Without Encryption response"
-        var r = try openFrame(packet, code: CommandCode.readWithoutEncryption.responseCode, frame: frame)
-        let got = try readIDm(&r)
-        try requireIDm(got, idm, frame)
+    public static func decodeBody(_ r: inout ByteReader, expecting idm: IDm?) throws(FeliCaError) -> ReadWithoutEncryptionResponse {
+        let got = try r.readIDm(expecting: idm)
         let sf = StatusFlags(sf1: try r.readUInt8("SF1"), sf2: try r.readUInt8("SF2"))
-        guard sf.isSuccess else {
-            try r.finish()
-            return ReadWithoutEncryptionResponse(idm: got, status: sf)
-        }
+        guard sf.isSuccess else { return ReadWithoutEncryptionResponse(idm: got, status: sf) }
         let n = Int(try r.readUInt8("number of blocks"))
         let data = try r.readBytes(16 * n, "block data (\(n) blocks)")
-        try r.finish()
         return ReadWithoutEncryptionResponse(idm: got, status: sf, data: data)
     }
 }

@@ -1,62 +1,68 @@
 /// Request Block Information command: `LEN 0E IDm n node(2 LE)×n`.
-public struct RequestBlockInformationCommand: Hashable, Sendable {
+public struct RequestBlockInformationCommand: CardCommand {
+    public typealias Response = RequestBlockInformationResponse
+    public static var code: CommandCode { .requestBlockInformation }
+
     public var idm: IDm
     public var nodes: [NodeCode]
 
+    /// Nodes one command asks about.
+    public static let maximumNodes = 32
+
     public init(idm: IDm, nodes: [NodeCode]) throws(FeliCaError) {
-        guard (1...32).contains(nodes.count) else {
+        guard (1...Self.maximumNodes).contains(nodes.count) else {
             throw FeliCaError(.invalidArgument, "Request Block Information takes 1-32 nodes, got \(nodes.count)")
         }
         self.idm = idm
         self.nodes = nodes
     }
 
-    public func encode() -> [UInt8] {
-        var w = FrameWriter(code: CommandCode.requestBlockInformation.rawValue, capacity: 11 + 2 * nodes.count)
-        w.append(idm.rawValue)
+    public var addressedIDm: IDm? { idm }
+    public var frameLength: Int { 11 + 2 * nodes.count }
+    public var longestResponse: Int { 11 + 2 * nodes.count }
+
+    public func encodeBody(into w: inout FrameWriter) {
+        w.appendBigEndian(idm.rawValue)
         w.append(UInt8(nodes.count))
         for n in nodes { w.append(n.rawValue, .littleEndian) }
-        return w.finish()
     }
 
-    public static func decode(_ packet: ArraySlice<UInt8>) throws(FeliCaError) -> RequestBlockInformationCommand {
-        var r = try openFrame(packet, code: CommandCode.requestBlockInformation.rawValue, frame: "Request Block Information command")
-        let idm = try readIDm(&r)
+    public static func decodeBody(_ r: inout ByteReader) throws(FeliCaError) -> RequestBlockInformationCommand {
+        let idm = try r.readIDm()
         let n = Int(try r.readUInt8("number of nodes"))
-        guard (1...32).contains(n) else {
-            throw FeliCaError(.invalidField, "Request Block Information command: number of nodes \(n) is outside 1-32")
+        guard (1...maximumNodes).contains(n) else {
+            throw FeliCaError(.invalidField, "\(r.frame): number of nodes \(n) is outside 1-32")
         }
         var nodes: [NodeCode] = []
+        nodes.reserveCapacity(n)
         for i in 0..<n { nodes.append(NodeCode(try r.readUInt16(.littleEndian, "node code \(i)"))) }
-        try r.finish()
         return try RequestBlockInformationCommand(idm: idm, nodes: nodes)
     }
 }
 
 /// Request Block Information response: `LEN 0F IDm n assignedBlocks(2 LE)×n`.
-public struct RequestBlockInformationResponse: Hashable, Sendable {
+public struct RequestBlockInformationResponse: CardResponse {
+    public static var code: CommandCode { .requestBlockInformation }
+
     public var idm: IDm
     /// Blocks assigned to each requested node.
     public var blockCounts: [UInt16]
     public init(idm: IDm, blockCounts: [UInt16]) { self.idm = idm; self.blockCounts = blockCounts }
 
-    public func encode() -> [UInt8] {
-        var w = FrameWriter(code: CommandCode.requestBlockInformation.responseCode, capacity: 11 + 2 * blockCounts.count)
-        w.append(idm.rawValue)
+    public var frameLength: Int { 11 + 2 * blockCounts.count }
+
+    public func encodeBody(into w: inout FrameWriter) {
+        w.appendBigEndian(idm.rawValue)
         w.append(UInt8(truncatingIfNeeded: blockCounts.count))
         for c in blockCounts { w.append(c, .littleEndian) }
-        return w.finish()
     }
 
-    public static func decode(_ packet: ArraySlice<UInt8>, expecting idm: IDm? = nil) throws(FeliCaError) -> RequestBlockInformationResponse {
-        let frame = "Request Block Information response"
-        var r = try openFrame(packet, code: CommandCode.requestBlockInformation.responseCode, frame: frame)
-        let got = try readIDm(&r)
-        try requireIDm(got, idm, frame)
+    public static func decodeBody(_ r: inout ByteReader, expecting idm: IDm?) throws(FeliCaError) -> RequestBlockInformationResponse {
+        let got = try r.readIDm(expecting: idm)
         let n = Int(try r.readUInt8("number of nodes"))
         var counts: [UInt16] = []
+        counts.reserveCapacity(n)
         for i in 0..<n { counts.append(try r.readUInt16(.littleEndian, "block count \(i)")) }
-        try r.finish()
         return RequestBlockInformationResponse(idm: got, blockCounts: counts)
     }
 }

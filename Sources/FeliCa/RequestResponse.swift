@@ -1,43 +1,41 @@
 /// Request Response command: `LEN 04 IDm` — is the card still there, and in which mode.
-public struct RequestResponseCommand: Hashable, Sendable {
+public struct RequestResponseCommand: CardCommand {
+    public typealias Response = RequestResponseResponse
+    public static var code: CommandCode { .requestResponse }
+
     public var idm: IDm
     public init(idm: IDm) { self.idm = idm }
 
-    public func encode() -> [UInt8] {
-        var w = FrameWriter(code: CommandCode.requestResponse.rawValue, capacity: 10)
-        w.append(idm.rawValue)
-        return w.finish()
-    }
+    public var addressedIDm: IDm? { idm }
+    public var frameLength: Int { 10 }
+    public var longestResponse: Int { 11 }
 
-    public static func decode(_ packet: ArraySlice<UInt8>) throws(FeliCaError) -> RequestResponseCommand {
-        var r = try openFrame(packet, code: CommandCode.requestResponse.rawValue, frame: "Request Response command")
-        let idm = try readIDm(&r)
-        try r.finish()
-        return RequestResponseCommand(idm: idm)
+    public func encodeBody(into w: inout FrameWriter) { w.appendBigEndian(idm.rawValue) }
+
+    public static func decodeBody(_ r: inout ByteReader) throws(FeliCaError) -> RequestResponseCommand {
+        RequestResponseCommand(idm: try r.readIDm())
     }
 }
 
 /// Request Response response: `LEN 05 IDm mode` (mode 0-3).
-public struct RequestResponseResponse: Hashable, Sendable {
+public struct RequestResponseResponse: CardResponse {
+    public static var code: CommandCode { .requestResponse }
+
     public var idm: IDm
     public var mode: UInt8
     public init(idm: IDm, mode: UInt8) { self.idm = idm; self.mode = mode }
 
-    public func encode() -> [UInt8] {
-        var w = FrameWriter(code: CommandCode.requestResponse.responseCode, capacity: 11)
-        w.append(idm.rawValue)
+    public var frameLength: Int { 11 }
+
+    public func encodeBody(into w: inout FrameWriter) {
+        w.appendBigEndian(idm.rawValue)
         w.append(mode)
-        return w.finish()
     }
 
-    public static func decode(_ packet: ArraySlice<UInt8>, expecting idm: IDm? = nil) throws(FeliCaError) -> RequestResponseResponse {
-        let frame = "Request Response response"
-        var r = try openFrame(packet, code: CommandCode.requestResponse.responseCode, frame: frame)
-        let got = try readIDm(&r)
-        try requireIDm(got, idm, frame)
+    public static func decodeBody(_ r: inout ByteReader, expecting idm: IDm?) throws(FeliCaError) -> RequestResponseResponse {
+        let got = try r.readIDm(expecting: idm)
         let mode = try r.readUInt8("mode")
-        guard mode <= 3 else { throw FeliCaError(.invalidField, "\(frame): mode \(mode) is outside 0-3") }
-        try r.finish()
+        guard mode <= 3 else { throw FeliCaError(.invalidField, "\(r.frame): mode \(mode) is outside 0-3") }
         return RequestResponseResponse(idm: got, mode: mode)
     }
 }

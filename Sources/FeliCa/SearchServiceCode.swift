@@ -1,21 +1,24 @@
 /// Search Service Code command: `LEN 0A IDm index(2 LE)`.
-public struct SearchServiceCodeCommand: Hashable, Sendable {
+public struct SearchServiceCodeCommand: CardCommand {
+    public typealias Response = SearchServiceCodeResponse
+    public static var code: CommandCode { .searchServiceCode }
+
     public var idm: IDm
     public var index: UInt16
     public init(idm: IDm, index: UInt16) { self.idm = idm; self.index = index }
 
-    public func encode() -> [UInt8] {
-        var w = FrameWriter(code: CommandCode.searchServiceCode.rawValue, capacity: 12)
-        w.append(idm.rawValue)
+    public var addressedIDm: IDm? { idm }
+    public var frameLength: Int { 12 }
+    public var longestResponse: Int { 14 }
+
+    public func encodeBody(into w: inout FrameWriter) {
+        w.appendBigEndian(idm.rawValue)
         w.append(index, .littleEndian)
-        return w.finish()
     }
 
-    public static func decode(_ packet: ArraySlice<UInt8>) throws(FeliCaError) -> SearchServiceCodeCommand {
-        var r = try openFrame(packet, code: CommandCode.searchServiceCode.rawValue, frame: "Search Service Code command")
-        let idm = try readIDm(&r)
+    public static func decodeBody(_ r: inout ByteReader) throws(FeliCaError) -> SearchServiceCodeCommand {
+        let idm = try r.readIDm()
         let i = try r.readUInt16(.littleEndian, "index")
-        try r.finish()
         return SearchServiceCodeCommand(idm: idm, index: i)
     }
 }
@@ -43,15 +46,20 @@ public enum Node: Hashable, Sendable, CustomStringConvertible {
 
 /// Search Service Code response: `LEN 0B IDm code(2 LE) [end(2 LE) when an area]`;
 /// `FFFF` = end of list.
-public struct SearchServiceCodeResponse: Hashable, Sendable {
+public struct SearchServiceCodeResponse: CardResponse {
+    public static var code: CommandCode { .searchServiceCode }
+
     public var idm: IDm
     /// nil at the end of the list.
     public var node: Node?
     public init(idm: IDm, node: Node?) { self.idm = idm; self.node = node }
 
-    public func encode() -> [UInt8] {
-        var w = FrameWriter(code: CommandCode.searchServiceCode.responseCode, capacity: 14)
-        w.append(idm.rawValue)
+    public var frameLength: Int {
+        if case .area = node { 14 } else { 12 }
+    }
+
+    public func encodeBody(into w: inout FrameWriter) {
+        w.appendBigEndian(idm.rawValue)
         switch node {
         case nil: w.append(0xFFFF, .littleEndian)
         case .service(let c): w.append(c.rawValue, .littleEndian)
@@ -59,14 +67,10 @@ public struct SearchServiceCodeResponse: Hashable, Sendable {
             w.append(c.rawValue, .littleEndian)
             w.append(end.rawValue, .littleEndian)
         }
-        return w.finish()
     }
 
-    public static func decode(_ packet: ArraySlice<UInt8>, expecting idm: IDm? = nil) throws(FeliCaError) -> SearchServiceCodeResponse {
-        let frame = "Search Service Code response"
-        var r = try openFrame(packet, code: CommandCode.searchServiceCode.responseCode, frame: frame)
-        let got = try readIDm(&r)
-        try requireIDm(got, idm, frame)
+    public static func decodeBody(_ r: inout ByteReader, expecting idm: IDm?) throws(FeliCaError) -> SearchServiceCodeResponse {
+        let got = try r.readIDm(expecting: idm)
         let code = NodeCode(try r.readUInt16(.littleEndian, "node code"))
         let node: Node?
         if code == .none {
@@ -76,7 +80,6 @@ public struct SearchServiceCodeResponse: Hashable, Sendable {
         } else {
             node = .service(code)
         }
-        try r.finish()
         return SearchServiceCodeResponse(idm: got, node: node)
     }
 }

@@ -1,29 +1,31 @@
 /// Request Specification Version command: `LEN 3C IDm 00 00`.
-public struct RequestSpecificationVersionCommand: Hashable, Sendable {
+public struct RequestSpecificationVersionCommand: CardCommand {
+    public typealias Response = RequestSpecificationVersionResponse
+    public static var code: CommandCode { .requestSpecificationVersion }
+
     public var idm: IDm
     public init(idm: IDm) { self.idm = idm }
 
-    public func encode() -> [UInt8] {
-        var w = FrameWriter(code: CommandCode.requestSpecificationVersion.rawValue, capacity: 12)
-        w.append(idm.rawValue)
+    public var addressedIDm: IDm? { idm }
+    public var frameLength: Int { 12 }
+    public var longestResponse: Int { 255 }
+
+    public func encodeBody(into w: inout FrameWriter) {
+        w.appendBigEndian(idm.rawValue)
         w.append(0x0000, .bigEndian)
-        return w.finish()
     }
 
-    public static func decode(_ packet: ArraySlice<UInt8>) throws(FeliCaError) -> RequestSpecificationVersionCommand {
-        var r = try openFrame(packet, code: CommandCode.requestSpecificationVersion.rawValue, frame: "Request Specification Version command")
-        let idm = try readIDm(&r)
-        let reserved = try r.readUInt16(.bigEndian, "reserved")
-        guard reserved == 0 else {
-            throw FeliCaError(.invalidField, "Request Specification Version command: reserved field is \(hex16(reserved)), must be 0000")
-        }
-        try r.finish()
+    public static func decodeBody(_ r: inout ByteReader) throws(FeliCaError) -> RequestSpecificationVersionCommand {
+        let idm = try r.readIDm()
+        try readReserved(&r)
         return RequestSpecificationVersionCommand(idm: idm)
     }
 }
 
 /// Request Specification Version response: `LEN 3D IDm SF1 SF2 [version data]`.
-public struct RequestSpecificationVersionResponse: Hashable, Sendable {
+public struct RequestSpecificationVersionResponse: CardResponse {
+    public static var code: CommandCode { .requestSpecificationVersion }
+
     public var idm: IDm
     public var status: StatusFlags
     /// Format version, basic version (2 LE), number of options, option versions (2 LE each).
@@ -37,20 +39,17 @@ public struct RequestSpecificationVersionResponse: Hashable, Sendable {
         versionData.count >= 3 ? UInt16(versionData[2]) << 8 | UInt16(versionData[1]) : nil
     }
 
-    public func encode() -> [UInt8] {
-        var w = FrameWriter(code: CommandCode.requestSpecificationVersion.responseCode, capacity: 12 + versionData.count)
-        w.append(idm.rawValue)
+    public var frameLength: Int { 12 + (status.isSuccess ? versionData.count : 0) }
+
+    public func encodeBody(into w: inout FrameWriter) {
+        w.appendBigEndian(idm.rawValue)
         w.append(status.sf1)
         w.append(status.sf2)
         if status.isSuccess { w.append(contentsOf: versionData) }
-        return w.finish()
     }
 
-    public static func decode(_ packet: ArraySlice<UInt8>, expecting idm: IDm? = nil) throws(FeliCaError) -> RequestSpecificationVersionResponse {
-        let frame = "Request Specification Version response"
-        var r = try openFrame(packet, code: CommandCode.requestSpecificationVersion.responseCode, frame: frame)
-        let got = try readIDm(&r)
-        try requireIDm(got, idm, frame)
+    public static func decodeBody(_ r: inout ByteReader, expecting idm: IDm?) throws(FeliCaError) -> RequestSpecificationVersionResponse {
+        let got = try r.readIDm(expecting: idm)
         let sf = StatusFlags(sf1: try r.readUInt8("SF1"), sf2: try r.readUInt8("SF2"))
         var data: [UInt8] = []
         if sf.isSuccess {
@@ -61,56 +60,61 @@ public struct RequestSpecificationVersionResponse: Hashable, Sendable {
             let options = try r.readBytes(2 * Int(n), "option versions")
             data = [format] + Array(basic) + [n] + Array(options)
         }
-        try r.finish()
         return RequestSpecificationVersionResponse(idm: got, status: sf, versionData: data)
     }
 }
 
 /// Reset Mode command: `LEN 3E IDm 00 00`.
-public struct ResetModeCommand: Hashable, Sendable {
+public struct ResetModeCommand: CardCommand {
+    public typealias Response = ResetModeResponse
+    public static var code: CommandCode { .resetMode }
+
     public var idm: IDm
     public init(idm: IDm) { self.idm = idm }
 
-    public func encode() -> [UInt8] {
-        var w = FrameWriter(code: CommandCode.resetMode.rawValue, capacity: 12)
-        w.append(idm.rawValue)
+    public var addressedIDm: IDm? { idm }
+    public var frameLength: Int { 12 }
+    public var longestResponse: Int { 12 }
+
+    public func encodeBody(into w: inout FrameWriter) {
+        w.appendBigEndian(idm.rawValue)
         w.append(0x0000, .bigEndian)
-        return w.finish()
     }
 
-    public static func decode(_ packet: ArraySlice<UInt8>) throws(FeliCaError) -> ResetModeCommand {
-        var r = try openFrame(packet, code: CommandCode.resetMode.rawValue, frame: "Reset Mode command")
-        let idm = try readIDm(&r)
-        let reserved = try r.readUInt16(.bigEndian, "reserved")
-        guard reserved == 0 else {
-            throw FeliCaError(.invalidField, "Reset Mode command: reserved field is \(hex16(reserved)), must be 0000")
-        }
-        try r.finish()
+    public static func decodeBody(_ r: inout ByteReader) throws(FeliCaError) -> ResetModeCommand {
+        let idm = try r.readIDm()
+        try readReserved(&r)
         return ResetModeCommand(idm: idm)
     }
 }
 
 /// Reset Mode response: `LEN 3F IDm SF1 SF2`.
-public struct ResetModeResponse: Hashable, Sendable {
+public struct ResetModeResponse: CardResponse {
+    public static var code: CommandCode { .resetMode }
+
     public var idm: IDm
     public var status: StatusFlags
     public init(idm: IDm, status: StatusFlags) { self.idm = idm; self.status = status }
 
-    public func encode() -> [UInt8] {
-        var w = FrameWriter(code: CommandCode.resetMode.responseCode, capacity: 12)
-        w.append(idm.rawValue)
+    public var frameLength: Int { 12 }
+
+    public func encodeBody(into w: inout FrameWriter) {
+        w.appendBigEndian(idm.rawValue)
         w.append(status.sf1)
         w.append(status.sf2)
-        return w.finish()
     }
 
-    public static func decode(_ packet: ArraySlice<UInt8>, expecting idm: IDm? = nil) throws(FeliCaError) -> ResetModeResponse {
-        let frame = "Reset Mode response"
-        var r = try openFrame(packet, code: CommandCode.resetMode.responseCode, frame: frame)
-        let got = try readIDm(&r)
-        try requireIDm(got, idm, frame)
+    public static func decodeBody(_ r: inout ByteReader, expecting idm: IDm?) throws(FeliCaError) -> ResetModeResponse {
+        let got = try r.readIDm(expecting: idm)
         let sf = StatusFlags(sf1: try r.readUInt8("SF1"), sf2: try r.readUInt8("SF2"))
-        try r.finish()
         return ResetModeResponse(idm: got, status: sf)
+    }
+}
+
+/// Reads the two reserved bytes of Request Specification Version and Reset Mode, which must be zero.
+private func readReserved(_ r: inout ByteReader) throws(FeliCaError) {
+    let reserved = try r.readUInt16(.bigEndian, "reserved")
+    guard reserved == 0 else {
+        throw FeliCaError(.invalidField, "\(r.frame): reserved field is \(hex16(reserved)), must be 0000")
     }
 }

@@ -1,5 +1,11 @@
 /// Write Without Encryption command: `LEN 08 IDm m service×m n element×n data(16×n)`.
-public struct WriteWithoutEncryptionCommand: Hashable, Sendable {
+public struct WriteWithoutEncryptionCommand: CardCommand {
+    public typealias Response = WriteWithoutEncryptionResponse
+    public static var code: CommandCode { .writeWithoutEncryption }
+    /// A write whose reply was lost may have been stored: sending it again is not the
+    /// caller's to decide blindly (``CardSession/write(service:blocks:to:)``).
+    public static var isRepeatable: Bool { false }
+
     public var idm: IDm
     public var services: [ServiceCode]
     public var blocks: [BlockListElement]
@@ -17,52 +23,48 @@ public struct WriteWithoutEncryptionCommand: Hashable, Sendable {
         self.data = data
     }
 
-    public func encode() -> [UInt8] {
-        var w = FrameWriter(code: CommandCode.writeWithoutEncryption.rawValue, capacity: 12 + 2 * services.count + 3 * blocks.count + data.count)
-        w.append(idm.rawValue)
-        w.append(UInt8(services.count))
-        for s in services { w.append(s.rawValue, .littleEndian) }
-        w.append(UInt8(blocks.count))
-        for b in blocks { b.encode(into: &w) }
+    public var addressedIDm: IDm? { idm }
+    public var frameLength: Int { blockAccessLength(services, blocks) + data.count }
+    public var longestResponse: Int { 12 }
+    public var timing: (kind: ResponseTimeKind, units: Int) { (.write, blocks.count) }
+
+    public func encodeBody(into w: inout FrameWriter) {
+        w.appendBigEndian(idm.rawValue)
+        encodeBlockAccess(services, blocks, into: &w)
         w.append(contentsOf: data)
-        return w.finish()
     }
 
-    public static func decode(_ packet: ArraySlice<UInt8>) throws(FeliCaError) -> WriteWithoutEncryptionCommand {
-        var r = try openFrame(packet, code: CommandCode.writeWithoutEncryption.rawValue, frame: "Write Without Encryption command")
-        let idm = try readIDm(&r)
+    public static func decodeBody(_ r: inout ByteReader) throws(FeliCaError) -> WriteWithoutEncryptionCommand {
+        let idm = try r.readIDm()
         let (services, blocks) = try decodeBlockAccess(&r)
         let data = try r.readBytes(16 * blocks.count, "block data (\(blocks.count) blocks)")
-        try r.finish()
         do {
             return try WriteWithoutEncryptionCommand(idm: idm, services: services, blocks: blocks, data: Array(data))
         } catch {
-            throw FeliCaError(.invalidField, "Write Without Encryption command: " + error.reason)
+            throw FeliCaError(.invalidField, "\(r.frame): " + error.reason)
         }
     }
 }
 
 /// Write Without Encryption response: `LEN 09 IDm SF1 SF2`.
-public struct WriteWithoutEncryptionResponse: Hashable, Sendable {
+public struct WriteWithoutEncryptionResponse: CardResponse {
+    public static var code: CommandCode { .writeWithoutEncryption }
+
     public var idm: IDm
     public var status: StatusFlags
     public init(idm: IDm, status: StatusFlags) { self.idm = idm; self.status = status }
 
-    public func encode() -> [UInt8] {
-        var w = FrameWriter(code: CommandCode.writeWithoutEncryption.responseCode, capacity: 12)
-        w.append(idm.rawValue)
+    public var frameLength: Int { 12 }
+
+    public func encodeBody(into w: inout FrameWriter) {
+        w.appendBigEndian(idm.rawValue)
         w.append(status.sf1)
         w.append(status.sf2)
-        return w.finish()
     }
 
-    public static func decode(_ packet: ArraySlice<UInt8>, expecting idm: IDm? = nil) throws(FeliCaError) -> WriteWithoutEncryptionResponse {
-        let frame = "Write Without Encryption response"
-        var r = try openFrame(packet, code: CommandCode.writeWithoutEncryption.responseCode, frame: frame)
-        let got = try readIDm(&r)
-        try requireIDm(got, idm, frame)
+    public static func decodeBody(_ r: inout ByteReader, expecting idm: IDm?) throws(FeliCaError) -> WriteWithoutEncryptionResponse {
+        let got = try r.readIDm(expecting: idm)
         let sf = StatusFlags(sf1: try r.readUInt8("SF1"), sf2: try r.readUInt8("SF2"))
-        try r.finish()
         return WriteWithoutEncryptionResponse(idm: got, status: sf)
     }
 }

@@ -27,7 +27,7 @@ final class CardWaitTransport: TransportWrapper {
 
 
     func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
-        guard !settled.withLock({ $0 }), let polling = try? PollingCommand.decode(packet[...]) else {
+        guard !settled.withLock({ $0 }), let polling = PollingCommand(packet: packet) else {
             settled.withLock { $0 = true }
             return try await inner.exchange(packet, timeout: timeout)
         }

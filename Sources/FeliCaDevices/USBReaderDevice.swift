@@ -15,7 +15,7 @@ enum USBReaderDevice {
             } else {
                 availability = .usable(state: "ready")
             }
-            return DeviceListing(stack: "usb", name: r.model.name, spec: DeviceSpec(.usb(.path(bus: r.bus, address: r.address))),
+            return DeviceListing(stack: "usb", name: r.model.name, spec: DeviceSpec(.usb(.path(bus: r.location.bus, address: r.location.address))),
                                  availability: availability)
         }
     }

@@ -130,7 +130,7 @@ public struct RCS380Emulator: Sendable {
         let inbound = usbTime(Port100Frame.command(command).encode().count)
         var t = max(now + inbound, busyUntil)
         t += usbTime(6)
-        var actions: [Action] = [.send(Port100Frame.ack.encode(), at: t)]
+        var actions: [Action] = fault == .dropAck ? [] : [.send(Port100Frame.ack.encode(), at: t)]
         if fault == .unplug {
             unplugged = true
             busyUntil = Self.never

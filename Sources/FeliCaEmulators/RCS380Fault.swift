@@ -10,6 +10,8 @@ public struct RCS380Fault: Hashable, Sendable, CustomStringConvertible {
         case corruptFrame
         /// The response comes this much later than it should.
         case lateReply(Duration)
+        /// The command's ACK never comes; its response does.
+        case dropAck
         /// The reader disappears from the bus while the command runs.
         case unplug
     }
@@ -23,15 +25,16 @@ public struct RCS380Fault: Hashable, Sendable, CustomStringConvertible {
         self.exchange = exchange
     }
 
-    /// Parses `corrupt@N`, `late@N`, `late@N:MS` (delay in milliseconds, default 1000) or
-    /// `unplug@N`: the spelling of `felica-sim rcs380 --fault`.
+    /// Parses `corrupt@N`, `drop-ack@N`, `late@N`, `late@N:MS` (delay in milliseconds,
+    /// default 1000) or `unplug@N`: the spelling of `felica-sim rcs380 --fault`.
     public init(parsing text: String) throws(FeliCaError) {
-        let (name, n, ms) = try FaultSpelling.parse(text, examples: "corrupt@3, late@4:1500, unplug@2")
+        let (name, n, ms) = try FaultSpelling.parse(text, examples: "corrupt@3, drop-ack@2, late@4:1500, unplug@2")
         switch (name, ms) {
         case ("corrupt", nil): kind = .corruptFrame
+        case ("drop-ack", nil): kind = .dropAck
         case ("unplug", nil): kind = .unplug
         case ("late", let ms): kind = .lateReply(.milliseconds(ms ?? 1000))
-        default: throw FaultSpelling.unknown(text, kind: name, kinds: "corrupt, late, unplug")
+        default: throw FaultSpelling.unknown(text, kind: name, kinds: "corrupt, drop-ack, late, unplug")
         }
         exchange = n
     }
@@ -39,6 +42,7 @@ public struct RCS380Fault: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch kind {
         case .corruptFrame: return "corrupt@\(exchange)"
+        case .dropAck: return "drop-ack@\(exchange)"
         case .unplug: return "unplug@\(exchange)"
         case .lateReply(let d): return FaultSpelling.late(exchange, d)
         }

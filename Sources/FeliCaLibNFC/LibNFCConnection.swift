@@ -112,8 +112,7 @@ final class LibNFCConnection: @unchecked Sendable {
 
     func exchange(_ packet: [UInt8], timeout: Duration) throws(FeliCaError) -> [UInt8] {
         if needsReset { try reset() }
-        if packet.count >= 2 && packet[1] == CommandCode.polling.rawValue {
-            let polling = try PollingCommand.decode(packet[...])
+        if let polling = PollingCommand(packet: packet) {
             let payload = Array(packet.dropFirst())
             lastPolling = payload
             needsSelect = false

@@ -18,7 +18,8 @@ import Glibc
 /// longer than that, and when the host gives up anyway (or the line garbles a frame) the
 /// device is closed and reopened before the next command, because a reply arriving late
 /// would otherwise be read in place of the next ACK. Cancelling the calling task aborts
-/// the running libnfc call.
+/// the running libnfc call; a call that does not return at all (``stuckMargin`` past the
+/// exchange's timeout) leaves the reader counted as broken.
 public final class LibNFCTransport: Transport {
     public let name: String
     /// A PN532 over a 115200-baud UART spends ~7 ms moving a read and its reply; USB
@@ -31,13 +32,18 @@ public final class LibNFCTransport: Transport {
     /// The connection string libnfc opened.
     public let connectionString: String
 
-    private let device: OwnedDevice<LibNFCConnection>
-    private var thread: DeviceThread { device.thread }
-    private var connection: LibNFCConnection { device.connection }
+    private let device: OwnedDevice<LibNFCConnection, FeliCaError>
+
+    /// How long past an exchange's own timeout the host waits before it counts the reader
+    /// as stuck: the connection aborts and reopens a reader that misses its own deadline, and
+    /// reopening a serial PN532 can take several tries of a second or more.
+    static let stuckMargin: Duration = .seconds(30)
 
     private init(name: String, thread: DeviceThread, connection: LibNFCConnection, bitRate: AirTiming.BitRate) {
         self.name = name
-        device = OwnedDevice(thread: thread, connection: connection) { $0.close() }
+        let refusals = OwnedDevice<LibNFCConnection, FeliCaError>.Refusals(
+            closed: FeliCaError(.readerGone, "\(name): the device is closed"), cancelled: FeliCaError(.cancelled, "\(name): cancelled"))
+        device = OwnedDevice(thread: thread, connection: connection, refusals: refusals) { $0.close() }
         self.bitRate = bitRate
         deviceName = connection.deviceName
         connectionString = connection.openedConnstring
@@ -81,21 +87,10 @@ public final class LibNFCTransport: Transport {
     }
 
     public func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
-        guard !device.isClosed else {
-            throw FeliCaError(.readerGone, "\(name): the device is closed")
+        let stuck = FeliCaError(.readerGone, "\(name): the reader stopped responding (a libnfc call did not return); unplug it, plug it back in and run the command again")
+        return try await device.run(limit: timeout + Self.stuckMargin, stuck: stuck, onCancel: { $0.abort() }) { (c) throws(FeliCaError) -> [UInt8] in
+            try c.exchange(packet, timeout: timeout)
         }
-        if Task.isCancelled { throw FeliCaError(.cancelled, "\(name): cancelled") }
-        let connection = connection
-        let result: Result<[UInt8], FeliCaError> = await withTaskCancellationHandler {
-            do throws(FeliCaError) {
-                return .success(try await thread.run { () throws(FeliCaError) in try connection.exchange(packet, timeout: timeout) })
-            } catch {
-                return .failure(error)
-            }
-        } onCancel: {
-            connection.abort()
-        }
-        return try result.get()
     }
 
     public func close() async {

@@ -82,7 +82,7 @@ public final class PCSCDialectDriver: Sendable {
         case .raw:
             return try DirectTransmit.packet(from: try transmit(DirectTransmit.command(packet)))
         case .acr122u:
-            if packet.count == 6 && packet[1] == CommandCode.polling.rawValue {
+            if PollingCommand.isPolling(packet) {
                 return try ACR122.pollingResponse(from: try fetching(ACR122.listPassiveTarget(polling: packet), transmit))
             }
             return try ACR122.packet(from: try fetching(ACR122.dataExchange(packet), transmit), for: .inDataExchange)

@@ -57,11 +57,41 @@ public final class PCSCTransport: Transport {
 
     private let spec: String?
     private let options: Options
-    private let queue: DeviceThread
-    private let context: PCSCContext
-    private let state: Mutex<State>
+    private let device: OwnedDevice<Link, FeliCaError>
+    private var context: PCSCContext { device.connection.context }
+    private var state: Link { device.connection }
 
-    private struct State {
+    /// The context and the card connected now: what the device thread works on, and what
+    /// closing releases there.
+    private final class Link: Sendable {
+        let context: PCSCContext
+        private let current: Mutex<State>
+
+        init(context: PCSCContext, state: State) {
+            self.context = context
+            current = Mutex(state)
+        }
+
+        func withLock<T: Sendable>(_ body: (inout State) -> T) -> T { current.withLock { body(&$0) } }
+
+        /// Ends the dialect's session with the card still connected, disconnects it and
+        /// releases the context: on the device thread, not whenever the last reference
+        /// happens to drop (a release racing libpcsclite's own teardown at process exit
+        /// crashed `felica`: SIGSEGV in libpcsclite, about 1 run in 400).
+        func shutDown() {
+            let (card, driver) = withLock { s -> (PCSCCard?, PCSCDialectDriver?) in
+                defer { s.connection = nil }
+                return (s.connection?.card, s.driver)
+            }
+            if let card {
+                driver?.end(PCSCTransport.transmitter(card))
+                card.disconnect()
+            }
+            context.release()
+        }
+    }
+
+    private struct State: Sendable {
         /// The card connected now; nil between cards.
         var connection: Connected?
         /// The reader cards are taken from once one has been connected.
@@ -69,9 +99,6 @@ public final class PCSCTransport: Transport {
         /// The dialect, settled with the first card and kept for the next ones.
         var driver: PCSCDialectDriver?
         var maxAPDUDataSize: UInt64?
-        var closed = false
-        /// Set when a call never came back; every later exchange fails with it.
-        var broken: FeliCaError?
     }
 
     /// A connected card and what was learned when connecting.
@@ -82,12 +109,10 @@ public final class PCSCTransport: Transport {
         var idm: IDm?
     }
 
-    private init(name: String, spec: String?, options: Options, queue: DeviceThread, context: PCSCContext, connection: Connection?) throws(FeliCaError) {
+    private init(name: String, spec: String?, options: Options, thread: DeviceThread, context: PCSCContext, connection: Connection?) throws(FeliCaError) {
         self.name = name
         self.spec = spec
         self.options = options
-        self.queue = queue
-        self.context = context
         var s = State()
         if let c = connection {
             s.connection = Connected(card: c.card, driver: c.driver, atr: try ATR(c.reader.atr), idm: c.idm)
@@ -95,7 +120,11 @@ public final class PCSCTransport: Transport {
             s.driver = c.driver
             s.maxAPDUDataSize = c.maxAPDUDataSize
         }
-        self.state = Mutex(s)
+        let refusals = OwnedDevice<Link, FeliCaError>.Refusals(
+            closed: FeliCaError(.readerGone, "\(name): the reader was closed"), cancelled: FeliCaError(.cancelled, "\(name): cancelled"))
+        // Closing waits behind an exchange still running, but not long for a stuck one.
+        device = OwnedDevice(thread: thread, connection: Link(context: context, state: s), refusals: refusals,
+                             closeLimit: .seconds(2)) { $0.shutDown() }
     }
 
     /// Opens the reader `reader` selects, waiting for a FeliCa card as `options` say;
@@ -130,7 +159,7 @@ public final class PCSCTransport: Transport {
         }
         do throws(FeliCaError) {
             return try PCSCTransport(name: name ?? spec.map { "pcsc:" + $0 } ?? "pcsc", spec: spec, options: options,
-                                     queue: queue, context: context, connection: try outcome.get())
+                                     thread: queue, context: context, connection: try outcome.get())
         } catch {
             await queue.run {
                 if case .success(let c?) = outcome { c.card.disconnect() }
@@ -142,22 +171,14 @@ public final class PCSCTransport: Transport {
     }
 
     public func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
-        let (closed, broken) = state.withLock { ($0.closed, $0.broken) }
-        if let broken { throw broken }
-        guard !closed else { throw FeliCaError(.readerGone, "\(name): the reader was closed") }
-        let isPolling = packet.count >= 2 && packet[1] == CommandCode.polling.rawValue
+        let isPolling = PollingCommand.isPolling(packet)
         let reader = state.withLock { $0.reader } ?? spec ?? "any"
         // The reader enforces `timeout`; the host only guards against a call that never
         // returns. A Polling may first wait `timeout` for a card and settle its dialect.
         let limit = timeout + .seconds(3) + (isPolling ? timeout + .seconds(2) : .zero)
         let stuck = FeliCaError(.readerGone, "PC/SC reader '\(reader)' did not answer within \(seconds(limit)): unplug and replug it, or restart pcscd")
-        do throws(FeliCaError) {
-            return try await queue.run(limit: limit, onExpiry: stuck) { () throws(FeliCaError) -> [UInt8] in
-                try self.exchangeOnQueue(packet, timeout: timeout, isPolling: isPolling)
-            }
-        } catch {
-            if error.reason == stuck.reason { state.withLock { $0.broken = stuck } }
-            throw error
+        return try await device.run(limit: limit, stuck: stuck) { (_) throws(FeliCaError) -> [UInt8] in
+            try self.exchangeOnQueue(packet, timeout: timeout, isPolling: isPolling)
         }
     }
 
@@ -235,36 +256,20 @@ public final class PCSCTransport: Transport {
     }
 
     public func close() async {
-        let (connected, driver) = state.withLock { s -> (PCSCCard?, PCSCDialectDriver?)? in
-            guard !s.closed else { return nil }
-            s.closed = true
-            defer { s.connection = nil }
-            return (s.connection?.card, s.driver)
-        } ?? (nil, nil)
-        let context = self.context
-        // Queued behind any exchange still running; a stuck one is not waited for long.
-        _ = try? await queue.run(limit: .seconds(2), onExpiry: FeliCaError(.timeout, "close")) { () throws(FeliCaError) in
-            if let card = connected {
-                driver?.end(Self.transmitter(card))
-                card.disconnect()
-            }
-            // Released here, on the device thread, not whenever the last reference happens to
-            // drop: a release racing libpcsclite's own teardown at process exit crashed
-            // `felica` (SIGSEGV in libpcsclite, about 1 run in 400).
-            context.release()
-        }
+        await device.close()
     }
 
     /// Get Data for the IDm (`FF CA 00 00 00`) and the PMm (`FF CA 01 00 00`): what the
     /// reader found when it detected the card, for readers that refuse to forward Polling.
     /// Throws `FeliCaError.Code.cardGone` when the card connected has left.
     public func readerReportedIdentity() async throws(FeliCaError) -> (idm: IDm, pmm: PMm)? {
-        let (closed, current) = state.withLock { ($0.closed, $0.connection) }
-        guard !closed else { throw FeliCaError(.readerGone, "\(name): the reader was closed") }
-        guard let card = current?.card, let driver = current?.driver else {
-            throw FeliCaError(.cardGone, "no card is on \(watched) now: the card left; place it on the reader again")
-        }
-        return try await queue.run(limit: .seconds(5), onExpiry: FeliCaError(.readerGone, "PC/SC reader '\(card.reader)' did not answer Get Data")) { () throws(FeliCaError) -> (idm: IDm, pmm: PMm)? in
+        let reader = state.withLock { $0.reader } ?? spec ?? "any"
+        let stuck = FeliCaError(.readerGone, "PC/SC reader '\(reader)' did not answer Get Data")
+        return try await device.run(limit: .seconds(5), stuck: stuck) { (link) throws(FeliCaError) -> (idm: IDm, pmm: PMm)? in
+            guard let current = link.withLock({ $0.connection }) else {
+                throw FeliCaError(.cardGone, "no card is on \(self.watched) now: the card left; place it on the reader again")
+            }
+            let card = current.card, driver = current.driver
             let transmit = Self.transmitter(card)
             do throws(FeliCaError) {
                 // A reader without Get Data answers with an error status; a card that left

@@ -103,8 +103,7 @@ final class PN532Connection: @unchecked Sendable {
     /// InListPassiveTarget, everything else through InCommunicateThru with the chip's RF
     /// timeout set just above `timeout`.
     func exchange(_ packet: [UInt8], timeout: Duration) throws(FeliCaError) -> [UInt8] {
-        if packet.count >= 2 && packet[1] == CommandCode.polling.rawValue {
-            let polling = try PollingCommand.decode(packet[...])
+        if let polling = PollingCommand(packet: packet) {
             lastPolling = packet
             guard let reply = try poll(packet, timeout: timeout) else {
                 throw FeliCaError(.timeout, "\(label): no card answered the Polling for system \(polling.systemCode)")

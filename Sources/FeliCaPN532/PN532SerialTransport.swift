@@ -19,13 +19,15 @@ public final class PN532SerialTransport: Transport {
     /// The serial port, e.g. `/dev/ttyUSB0`.
     public let path: String
 
-    private let device: OwnedDevice<PN532Connection>
+    private let device: OwnedDevice<PN532Connection, FeliCaError>
 
     private init(name: String, path: String, thread: DeviceThread, connection: PN532Connection, bitRate: AirTiming.BitRate) {
         self.name = name
         self.path = path
         self.bitRate = bitRate
-        device = OwnedDevice(thread: thread, connection: connection) { $0.close() }
+        let refusals = OwnedDevice<PN532Connection, FeliCaError>.Refusals(
+            closed: FeliCaError(.readerGone, "\(name): the device is closed"), cancelled: FeliCaError(.cancelled, "\(name): cancelled"))
+        device = OwnedDevice(thread: thread, connection: connection, refusals: refusals) { $0.close() }
     }
 
     /// Opens the PN532 wired to serial port `path`. ``name`` reports `name` when given
@@ -47,12 +49,7 @@ public final class PN532SerialTransport: Transport {
     }
 
     public func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
-        guard !device.isClosed else {
-            throw FeliCaError(.readerGone, "\(name): the device is closed")
-        }
-        if Task.isCancelled { throw FeliCaError(.cancelled, "\(name): cancelled") }
-        let connection = device.connection
-        return try await device.thread.run { () throws(FeliCaError) in try connection.exchange(packet, timeout: timeout) }
+        try await device.run { (c) throws(FeliCaError) in try c.exchange(packet, timeout: timeout) }
     }
 
     public func close() async {

@@ -74,7 +74,7 @@ public struct IOSTimingModel: TimingModel {
     public var pollWindow: Duration { max(perCode, firstPollLatency) }
 
     public func duration(of packet: [UInt8], reply: [UInt8]?, card: VirtualCard) throws(FeliCaError) -> Duration {
-        guard let polling = pollingCommand(in: packet) else {
+        guard let polling = PollingCommand(packet: packet) else {
             throw FeliCaError(.unsupported, "the ios model is fitted to Polling only and has no time for command 0x\(Hex.encode(Array(packet.dropFirst().prefix(1))))")
         }
         if polling.systemCode.isWildcard {

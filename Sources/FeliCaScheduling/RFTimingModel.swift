@@ -29,7 +29,7 @@ public struct RFTimingModel: TimingModel {
     }
 
     public func duration(of packet: [UInt8], reply: [UInt8]?, card: VirtualCard) throws(FeliCaError) -> Duration {
-        guard let polling = pollingCommand(in: packet) else {
+        guard let polling = PollingCommand(packet: packet) else {
             // Other commands: the card's own figure, air time both ways plus its PMm time.
             return card.responseTime(to: packet, reply: reply, bitRate: bitRate)
         }

@@ -54,8 +54,3 @@ extension Duration {
     }
 }
 
-/// The Polling command inside `packet`, when it is one.
-func pollingCommand(in packet: [UInt8]) -> PollingCommand? {
-    guard packet.count >= 2, packet[1] == CommandCode.polling.rawValue else { return nil }
-    return try? PollingCommand.decode(packet[...])
-}

@@ -79,10 +79,20 @@ enum USBBridge {
         return status
     }
 
-    /// The bridge script: `$FELICA_USB_BRIDGE`, else the copy in the build's resources.
+    /// The bridge script: `$FELICA_USB_BRIDGE`, else the installed copy (see
+    /// ``installedScript(executable:)``), else the copy in the build's resources.
     static func script() -> String? {
         if let path = getenv("FELICA_USB_BRIDGE").map({ String(cString: $0) }), !path.isEmpty { return path }
+        if let installed = Bundle.main.executablePath.flatMap(installedScript(executable:)) { return installed }
         return Bundle.module.path(forResource: "usb-bridge", ofType: "py")
+    }
+
+    /// Where the Debian package puts the bridge for a program installed as
+    /// `<prefix>/bin/felica-sim`: `<prefix>/share/felica-sim/usb-bridge.py`; nil when it is not there.
+    static func installedScript(executable: String) -> String? {
+        let prefix = URL(fileURLWithPath: executable).deletingLastPathComponent().deletingLastPathComponent()
+        let path = prefix.appendingPathComponent("share/felica-sim/usb-bridge.py").path
+        return access(path, R_OK) == 0 ? path : nil
     }
 }
 

@@ -29,20 +29,21 @@ public final class DeviceThread: Sendable {
         return try result.get()
     }
 
-    /// Runs `body` on the device thread; when it has not returned after `limit`, stops
-    /// waiting and throws `onExpiry`. The call keeps running on the thread and later calls
-    /// queue behind it, so the caller must treat the device as broken.
-    public func run<T: Sendable, E: Error>(limit: Duration, onExpiry: E, _ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+    /// Runs `body` on the device thread and returns what it returned or threw — or nil when
+    /// it has not returned after `limit`: the caller stops waiting, but the call keeps running
+    /// on the thread and later calls queue behind it, so the caller must treat the device as
+    /// broken (``OwnedDevice`` does).
+    public func run<T: Sendable, E: Error>(limit: Duration, _ body: @escaping @Sendable () throws(E) -> T) async -> Result<T, E>? {
         let done = Mutex(false)
-        let result: Result<T, E> = await withCheckedContinuation { continuation in
-            let finish: @Sendable (Result<T, E>) -> Void = { r in
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, E>?, Never>) in
+            let finish: @Sendable (Result<T, E>?) -> Void = { r in
                 let first = done.withLock { d in
                     defer { d = true }
                     return !d
                 }
                 if first { continuation.resume(returning: r) }
             }
-            let alarm = Watchdog.shared.schedule(after: limit) { finish(.failure(onExpiry)) }
+            let alarm = Watchdog.shared.schedule(after: limit) { finish(nil) }
             let job: @Sendable () -> Void = {
                 let r = Result { () throws(E) -> T in try body() }
                 Watchdog.shared.cancel(alarm)
@@ -50,7 +51,6 @@ public final class DeviceThread: Sendable {
             }
             if !worker.submit(job) { job() }
         }
-        return try result.get()
     }
 
     /// Runs the calls already queued, then ends the thread and waits for it to end.

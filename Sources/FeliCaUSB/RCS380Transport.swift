@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaReaderCodecs
 import FeliCaTransportSupport
 import Synchronization
 
@@ -7,11 +8,11 @@ import Synchronization
 ///
 /// Every FeliCa packet, Polling included, goes through the chip's InCommRF with the
 /// exchange's timeout, less the link latency measured at open, as the chip's own (0.1 ms
-/// units); the host waits that long plus a
-/// USB margin, and a reply that does not come in time, or a cancelled task, aborts the
-/// command with a host ACK so the next one starts clean. libusb calls run on a thread of
-/// the transport's own. The kernel's `port100` driver is detached when it holds the reader
-/// (and reattached on close); the RF field is switched off on close.
+/// units); the host waits that long plus a USB margin, and a reply that does not come in
+/// time, or a cancelled task, aborts the command with a host ACK so the next one starts
+/// clean (``Port100Driver``). libusb calls run on a thread of the transport's own. The
+/// kernel's `port100` driver is detached when it holds the reader (and reattached on
+/// close); the RF field is switched off on close.
 public final class RCS380Transport: Transport {
     public let name: String
     /// Two bulk transfers at USB full speed and the chip's own turnaround, as measured at
@@ -24,19 +25,17 @@ public final class RCS380Transport: Transport {
     public let bitRates: [AirTiming.BitRate]
     /// The model opened, e.g. Sony RC-S380/S.
     public var model: USBReaders.Model { device.connection.model }
-    /// Its place on the bus as a device string, `usb:001:004`.
-    public var location: String { "usb:" + USBReaders.decimal3(connection.bus) + ":" + USBReaders.decimal3(connection.address) }
+    /// Its place on the bus.
+    public var location: USBReaders.Location { device.connection.location }
 
-    private let device: OwnedDevice<RCS380Connection>
-    private var thread: DeviceThread { device.thread }
-    private var connection: RCS380Connection { device.connection }
+    private let device: OwnedDevice<RCS380Connection, FeliCaError>
     private let rate: Mutex<AirTiming.BitRate>
-    /// Set when a libusb call overran every limit: the device thread may still be inside it.
-    private let broken = Mutex<FeliCaError?>(nil)
 
     private init(name: String, thread: DeviceThread, connection: RCS380Connection, bitRate: AirTiming.BitRate, bitRates: [AirTiming.BitRate]) {
         self.name = name
-        device = OwnedDevice(thread: thread, connection: connection) { $0.close() }
+        let refusals = OwnedDevice<RCS380Connection, FeliCaError>.Refusals(
+            closed: FeliCaError(.readerGone, "\(name): the device is closed"), cancelled: FeliCaError(.cancelled, "\(name): cancelled"))
+        device = OwnedDevice(thread: thread, connection: connection, refusals: refusals) { $0.close() }
         self.rate = Mutex(bitRate)
         self.bitRates = bitRates
         linkLatency = connection.roundTrip
@@ -61,32 +60,16 @@ public final class RCS380Transport: Transport {
     }
 
     public func exchange(_ packet: [UInt8], timeout: Duration) async throws(FeliCaError) -> [UInt8] {
-        guard !device.isClosed else {
-            throw FeliCaError(.readerGone, "\(name): the device is closed")
-        }
-        if Task.isCancelled { throw FeliCaError(.cancelled, "\(name): cancelled") }
-        let connection = connection
-        connection.cancelled.store(false, ordering: .relaxed)
         // The session's timeout includes this link's latency; the chip times the air alone.
         let chipTimeout = max(timeout - linkLatency, timeout / 2)
         // A libusb call that never returns (a wedged bus) must not hang the command: past the
         // exchange's own limits the transport gives up and counts the reader as broken.
-        let limit = timeout + RCS380Connection.hostMargin * 2 + .seconds(2)
+        let limit = timeout + Port100Driver.hostMargin * 2 + .seconds(2)
         let stuck = FeliCaError(.readerGone, "\(name): the reader stopped responding to USB transfers; unplug it, plug it back in and run the command again")
-        if let broken = broken.withLock({ $0 }) { throw broken }
-        let result = await withTaskCancellationHandler { () async -> Result<[UInt8], FeliCaError> in
-            do throws(FeliCaError) {
-                return .success(try await thread.run(limit: limit, onExpiry: stuck) { () throws(FeliCaError) -> [UInt8] in
-                    try connection.exchange(packet, timeout: chipTimeout)
-                })
-            } catch {
-                if error.reason == stuck.reason { broken.withLock { $0 = stuck } }
-                return .failure(error)
-            }
-        } onCancel: {
-            connection.cancelled.store(true, ordering: .relaxed)
+        device.connection.cancelled.store(false, ordering: .relaxed)
+        return try await device.run(limit: limit, stuck: stuck, onCancel: { $0.cancelled.store(true, ordering: .relaxed) }) { (c) throws(FeliCaError) -> [UInt8] in
+            try c.exchange(packet, timeout: chipTimeout)
         }
-        return try result.get()
     }
 
     /// InSetRF for the new rate: one command to the reader; the field stays on and the
@@ -96,15 +79,11 @@ public final class RCS380Transport: Transport {
             throw FeliCaError(.unsupported, "\(name) was opened for \(bitRates.map { String($0.rawValue) }.joined(separator: " and ")) kbps only, not \(newRate.rawValue)")
         }
         guard newRate != bitRate else { return }
-        guard !device.isClosed else { throw FeliCaError(.readerGone, "\(name): the device is closed") }
-        if let broken = broken.withLock({ $0 }) { throw broken }
-        let connection = connection
-        try await thread.run { () throws(FeliCaError) in try connection.switchRate(newRate) }
+        try await device.run { (c) throws(FeliCaError) in try c.switchRate(newRate) }
         rate.withLock { $0 = newRate }
     }
 
     public func close() async {
-        // A thread stuck inside libusb would never run the close: leave it to process exit.
-        await device.close(abandoning: broken.withLock { $0 } != nil)
+        await device.close()
     }
 }

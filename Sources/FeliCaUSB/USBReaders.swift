@@ -21,20 +21,30 @@ public enum USBReaders {
         supported.first { $0.vendor == vendor && $0.product == product }
     }
 
+    /// Where a device sits on the USB bus: its bus number and its address on that bus.
+    public struct Location: Hashable, Sendable, CustomStringConvertible {
+        public var bus: Int
+        public var address: Int
+
+        public init(bus: Int, address: Int) {
+            self.bus = bus
+            self.address = address
+        }
+
+        /// The device node, `/dev/bus/usb/001/004`.
+        public var node: String { "/dev/bus/usb/" + decimal3(bus) + "/" + decimal3(address) }
+        /// `USB bus 001 device 004`, as lsusb numbers them, for messages.
+        public var description: String { "USB bus " + decimal3(bus) + " device " + decimal3(address) }
+    }
+
     /// One supported reader on the bus.
     public struct Found: Hashable, Sendable {
         public var model: Model
-        public var bus: Int
-        public var address: Int
+        public var location: Location
         /// Why it cannot be used right now (no permission on its node), nil when it can be opened.
         public var problem: String?
         /// Whether a kernel driver (`port100`) holds its interface (detached when opened).
         public var kernelDriverBound: Bool
-
-        /// The device string that names exactly this reader, `usb:<bus>:<address>`.
-        public var device: String { "usb:" + decimal3(bus) + ":" + decimal3(address) }
-        /// The device node, `/dev/bus/usb/001/004`.
-        public var node: String { "/dev/bus/usb/" + decimal3(bus) + "/" + decimal3(address) }
     }
 
     /// The supported readers on the bus, each opened briefly to learn whether it can be used.
@@ -49,13 +59,13 @@ public enum USBReaders {
             defer { devices.forEach { LibUSB.unref($0.device) } }
             return devices.compactMap { d -> Found? in
                 guard let model = model(vendor: d.vendor, product: d.product) else { return nil }
-                var found = Found(model: model, bus: d.bus, address: d.address, problem: nil, kernelDriverBound: false)
+                var found = Found(model: model, location: Location(bus: d.bus, address: d.address), problem: nil, kernelDriverBound: false)
                 switch LibUSB.open(d.device) {
                 case .success(let handle):
                     found.kernelDriverBound = LibUSB.kernelDriverActive(handle, interface: 0) == 1
                     LibUSB.close(handle)
                 case .failure(let status):
-                    found.problem = RCS380Connection.openError(status, node: found.node, model: model).reason
+                    found.problem = RCS380Connection.openError(status, location: found.location, model: model).reason
                 }
                 return found
             }

@@ -1,5 +1,6 @@
 @testable import FeliCaCLI
 import FeliCa
+import FeliCaUSB
 import Foundation
 import Synchronization
 import Testing
@@ -375,6 +376,97 @@ func doctor(_ tree: FakeTree, _ extra: [String] = []) throws -> DoctorResult {
             #expect(line.hasPrefix("ok       ") || line.hasPrefix("warning  ") || line.hasPrefix("problem  ") || line.hasPrefix("         "), "\(line)")
         }
         #expect(r.findings.count == body.split(separator: "\n").filter { !$0.hasPrefix(" ") }.count)
+    }
+
+    // MARK: The felica package's rule and blacklist
+
+    /// The rule the package installs, as it is in the source tree.
+    static func packagedRule() throws -> String {
+        try String(contentsOf: packageRoot.appendingPathComponent("packaging/60-felica.rules"), encoding: .utf8)
+    }
+
+    /// A tree with the package's files (and, when `installed`, the package in dpkg's database).
+    func packagedTree(installed: Bool = true, rule: Bool = true, blacklist: Bool = true) throws -> FakeTree {
+        let tree = try FakeTree("ready")
+        if rule { try tree.write("/usr/lib/udev/rules.d/60-felica.rules", try Self.packagedRule()) }
+        if blacklist { try tree.write("/usr/lib/modprobe.d/felica.conf", "# from felica\nblacklist port100\n") }
+        if installed {
+            let status = try String(contentsOfFile: tree.file("/var/lib/dpkg/status"), encoding: .utf8)
+            try tree.write("/var/lib/dpkg/status", status + "Package: felica\nStatus: install ok installed\nArchitecture: amd64\nVersion: 0.1.0\n\n")
+        }
+        return tree
+    }
+
+    /// The packaged rule gives access to exactly the USB readers doctor would write a rule for:
+    /// those this tool or libnfc drive over USB, with doctor's own line for each.
+    @Test func thePackagedRuleCoversEveryReaderDrivenOverUSB() throws {
+        let lines = try Self.packagedRule().split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") && !$0.isEmpty }
+        let wanted = KnownReaders.all.filter { $0.direct || $0.libnfcDriver != nil }
+            .map { USBReaders.udevRule(vendor: $0.vendor, product: $0.product) }
+        #expect(Set(lines) == Set(wanted))
+        #expect(lines.count == wanted.count)
+        #expect(HostSnapshot.parseUdevAccessRules(lines.joined(separator: "\n")).count == wanted.count)
+    }
+
+    @Test func thePackagedRuleAndBlacklistInPlaceAreOk() throws {
+        let tree = try packagedTree()
+        try tree.chmod("/dev/bus/usb/001/004", 0o666)
+        let r = try doctor(tree, ["--device", "virtual:suica"])
+        #expect(r.status == 0)
+        #expect(r.the("setup", "ok")?.summary == "udev rule /usr/lib/udev/rules.d/60-felica.rules gives the user at the seat and group plugdev access to 9 reader models; port100 is blacklisted (/usr/lib/modprobe.d/felica.conf) (package felica 0.1.0)")
+        #expect(r.findings.allSatisfy { $0.verdict == "ok" }, "\(r.findings)")
+    }
+
+    /// A copy in /etc replaces the packaged file of the same name, as udev does.
+    @Test func aRuleCopiedToEtcReplacesThePackagedOne() throws {
+        let tree = try packagedTree()
+        try tree.write("/etc/udev/rules.d/60-felica.rules", try Self.packagedRule().split(separator: "\n").prefix(6).joined(separator: "\n"))
+        let r = try doctor(tree)
+        #expect(r.the("setup", "ok")?.summary.hasPrefix("udev rule /etc/udev/rules.d/60-felica.rules gives the user at the seat and group plugdev access to 2 reader models;") == true)
+    }
+
+    @Test(arguments: [(false, true, "the udev rule /usr/lib/udev/rules.d/60-felica.rules is gone; port100 is blacklisted (/usr/lib/modprobe.d/felica.conf)"),
+                      (true, false, "the port100 blacklist /usr/lib/modprobe.d/felica.conf is gone; udev rule /usr/lib/udev/rules.d/60-felica.rules gives the user at the seat and group plugdev access to 9 reader models"),
+                      (false, false, "the udev rule /usr/lib/udev/rules.d/60-felica.rules and the port100 blacklist /usr/lib/modprobe.d/felica.conf are gone")])
+    func aPackagedFileGoneIsAProblemFixedByReinstalling(_ rule: Bool, _ blacklist: Bool, _ tail: String) throws {
+        let r = try doctor(try packagedTree(rule: rule, blacklist: blacklist))
+        let p = r.the("setup", "problem")
+        #expect(p?.summary == "package felica 0.1.0 is installed, but " + tail)
+        #expect(p?.fix == "sudo apt-get install --reinstall felica")
+    }
+
+    @Test func withoutThePackageOrItsFilesThereIsNoSetupCheck() throws {
+        let r = try doctor(try packagedTree(installed: false, rule: false, blacklist: false))
+        #expect(r.verdicts("setup") == [])
+        let byHand = try doctor(try packagedTree(installed: false, rule: false, blacklist: true))
+        #expect(byHand.the("setup", "ok")?.summary == "port100 is blacklisted (/usr/lib/modprobe.d/felica.conf); not from the felica package, which would install the udev rule /usr/lib/udev/rules.d/60-felica.rules")
+    }
+
+    /// The rule is installed but the reader's node was made before it (group not plugdev):
+    /// re-run udev on it, or replug.
+    @Test func aRuleInstalledAfterTheReaderWasPluggedInNeedsATrigger() throws {
+        let tree = try packagedTree()
+        try tree.chmod("/dev/bus/usb/001/004", 0o664)
+        let r = try doctor(tree)
+        let p = r.the("permissions", "problem")
+        #expect(p?.summary.hasSuffix("for SCM SCL3711 (04e6:5591) on USB bus 001 device 004: libnfc will not see the reader; the udev rule /usr/lib/udev/rules.d/60-felica.rules covers it, but the node was made before the rule was in place (the reader was plugged in before it was installed)") == true, "\(String(describing: p))")
+        #expect(p?.fix == """
+            apply the rule to the plugged-in reader: sudo udevadm control --reload-rules && sudo udevadm trigger --action=change --subsystem-match=usb --attr-match=idVendor=04e6
+            or unplug the reader and plug it in again
+            (logged in remotely, not at the seat? also join the plugdev group (then log in again): sudo usermod -aG plugdev alice)
+            """)
+    }
+
+    /// The rule has been applied (the node is root:plugdev 0660) but the user is neither at
+    /// the seat nor in plugdev.
+    @Test func anAppliedRuleStillNeedsPlugdevOffTheSeat() throws {
+        let tree = try packagedTree()
+        try tree.chmod("/dev/bus/usb/001/004", 0o660)
+        try FileManager.default.setAttributes([.groupOwnerAccountID: 46], ofItemAtPath: tree.file("/dev/bus/usb/001/004"))
+        let r = try doctor(tree)
+        let p = r.the("permissions", "problem")
+        #expect(p?.summary.hasSuffix("; the udev rule /usr/lib/udev/rules.d/60-felica.rules is applied, but it grants access only to the user at the seat and to group plugdev") == true, "\(String(describing: p))")
+        #expect(p?.fix == "join the plugdev group (then log in again): sudo usermod -aG plugdev alice")
     }
 
     @Test(arguments: [(["doctor", "--root", ""], "Error: option '--root' needs a directory"),

@@ -3,7 +3,7 @@
 # emulated reader on a umockdev USB bus, and for every built-in card `felica poll`, `dump`,
 # `read`, `balance` and `history --device usb` must print exactly what `--device
 # virtual:<card>` prints. `felica devices` and `felica doctor` must find the reader, and
-# each fault (no card, card removed, corrupt frame, late reply, unplugged reader, a kernel
+# each fault (no card, card removed, corrupt frame, late reply, lost ACK, unplugged reader, a kernel
 # driver that will not let go) must end in a clear error within a bounded time, after which
 # the next command works. Bit rates: usb?rate= and the move to 424 kbps when the card
 # runs at it.
@@ -168,6 +168,7 @@ check_fault "no card" "--no-card" "poll" "no card answered Polling" "-"
 check_fault "card removed mid-read" "--card suica --remove-after 2" "history" "the card left the reader" "-"
 check_fault "corrupt frame" "--card suica --fault corrupt@2" "balance" "" "balance"
 check_fault "late reply" "--card suica --fault late@2:3000" "balance" "" "balance"
+check_fault "lost ACK" "--card suica --fault drop-ack@2" "balance" "" "balance"
 check_fault "unplugged mid-command" "--card suica --fault unplug@2" "balance" "was unplugged \(LIBUSB_ERROR_NO_DEVICE\)" "-"
 check_fault "port100 holds the reader" "--card suica --kernel-driver held" "poll" "held by the kernel's port100 NFC driver.*modprobe -r port100" "-"
 check_fault "port100 detached automatically" "--card suica --kernel-driver detachable" "poll" "" "balance"

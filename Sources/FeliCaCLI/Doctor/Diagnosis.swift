@@ -78,6 +78,7 @@ struct Diagnosis: Sendable {
         checkKernelModules(host)
         checkPCSCD(host, libnfcRequested: libnfcRequested)
         checkPermissions(host)
+        checkPackagedFiles(host)
     }
 
     var worst: Verdict { checks.map(\.verdict).max() ?? .ok }
@@ -321,20 +322,73 @@ struct Diagnosis: Sendable {
                 continue
             }
             readers[i].blockers.append("no permission on \(r.usb.node)")
-            let rule = USBReaders.udevRule(vendor: r.model.vendor, product: r.model.product)
-            var fix = """
-                install a udev rule, \(USBReaders.udevRulePath):
-                  \(rule)
-                then: sudo udevadm control --reload-rules && sudo udevadm trigger --subsystem-match=usb
-                """
             let plugdev = host.groupNames.first { $0.value == "plugdev" }?.key
-            if plugdev == nil || !(me.groups.contains(plugdev!) || me.gid == plugdev!) {
-                fix += "\nand join the plugdev group (then log in again): sudo usermod -aG plugdev \(host.userName(me.uid))"
+            let inPlugdev = plugdev.map { me.groups.contains($0) || me.gid == $0 } ?? false
+            let join = "join the plugdev group (then log in again): sudo usermod -aG plugdev \(host.userName(me.uid))"
+            var summary = "\(who) cannot open \(r.usb.node) (\(owner)) for \(r.label): \(r.route == .usb ? "this tool" : "libnfc") will not see the reader"
+            var fix: String
+            if let installed = host.udevRule(covering: r.model.id) {
+                if st.gid != plugdev {
+                    // The rule sets group plugdev: a node without it has not been through the rule.
+                    summary += "; the udev rule \(installed.path) covers it, but the node was made before the rule was in place (the reader was plugged in before it was installed)"
+                    fix = """
+                        apply the rule to the plugged-in reader: sudo udevadm control --reload-rules && \
+                        sudo udevadm trigger --action=change --subsystem-match=usb --attr-match=idVendor=\(hex4(r.model.vendor))
+                        or unplug the reader and plug it in again
+                        """
+                    if !inPlugdev { fix += "\n(logged in remotely, not at the seat? also \(join))" }
+                } else {
+                    summary += "; the udev rule \(installed.path) is applied, but it grants access only to the user at the seat and to group plugdev"
+                    fix = inPlugdev ? "log in again, so that the session has the plugdev group" : join
+                }
+            } else {
+                let rule = USBReaders.udevRule(vendor: r.model.vendor, product: r.model.product)
+                fix = """
+                    install a udev rule, \(USBReaders.udevRulePath):
+                      \(rule)
+                    then: sudo udevadm control --reload-rules && sudo udevadm trigger --subsystem-match=usb
+                    """
+                if !inPlugdev { fix += "\nand " + join }
             }
+            checks.append(DoctorCheck(check: "permissions", verdict: .problem, summary: summary, fix: fix))
+        }
+    }
+}
+
+// MARK: - Packaged files
+
+extension Diagnosis {
+    /// The felica package's udev rule and port100 blacklist: reported when the package is
+    /// installed or either file is there; a problem when the package is installed and one is gone.
+    mutating func checkPackagedFiles(_ host: HostSnapshot) {
+        let rule = host.udevRules.first { $0.name == String(PackagedFiles.udevRule.split(separator: "/").last ?? "") }
+        let blacklist = host.blacklist["port100"]
+        guard host.felicaPackage != nil || rule != nil || blacklist != nil else { return }
+        let from = host.felicaPackage.map { " (package \(PackagedFiles.package) \($0))" } ?? ""
+        var found: [String] = []
+        var missing: [String] = []
+        if let rule {
+            found.append("udev rule \(rule.path) gives the user at the seat and group plugdev access to \(rule.ids.count) reader model\(rule.ids.count == 1 ? "" : "s")")
+        } else {
+            missing.append("the udev rule \(PackagedFiles.udevRule)")
+        }
+        if let blacklist {
+            found.append("port100 is blacklisted (\(blacklist))")
+        } else {
+            missing.append("the port100 blacklist \(PackagedFiles.blacklist)")
+        }
+        if missing.isEmpty {
+            checks.append(DoctorCheck(check: "setup", verdict: .ok, summary: found.joined(separator: "; ") + from))
+        } else if let version = host.felicaPackage {
             checks.append(DoctorCheck(
-                check: "permissions", verdict: .problem,
-                summary: "\(who) cannot open \(r.usb.node) (\(owner)) for \(r.label): \(r.route == .usb ? "this tool" : "libnfc") will not see the reader",
-                fix: fix))
+                check: "setup", verdict: .problem,
+                summary: "package \(PackagedFiles.package) \(version) is installed, but \(missing.joined(separator: " and ")) \(missing.count == 1 ? "is" : "are") gone"
+                    + (found.isEmpty ? "" : "; " + found.joined(separator: "; ")),
+                fix: "sudo apt-get install --reinstall \(PackagedFiles.package)"))
+        } else {
+            checks.append(DoctorCheck(
+                check: "setup", verdict: .ok,
+                summary: found.joined(separator: "; ") + "; not from the felica package, which would install \(missing.joined(separator: " and "))"))
         }
     }
 }

@@ -45,6 +45,29 @@ struct Installed: Sendable {
     var summary: String { (version.map { "\($0) " } ?? "") + "(\(source))" }
 }
 
+/// A udev rules file in effect, with the USB readers its access rules name.
+struct UdevRuleFile: Sendable, Equatable {
+    var path: String
+    /// `vvvv:pppp` of each rule that names a vendor and product and sets a group, a mode or
+    /// the `uaccess` tag.
+    var ids: Set<String>
+
+    /// The file's name, without its directory.
+    var name: String { String(path.split(separator: "/").last ?? "") }
+}
+
+/// The files the felica Debian package installs for readers, where `felica doctor` looks for them.
+enum PackagedFiles {
+    /// The Debian package that installs them.
+    static let package = "felica"
+    /// The udev rule (a file of the same name in /etc/udev/rules.d replaces it, as udev does).
+    static let udevRule = "/usr/lib/udev/rules.d/60-felica.rules"
+    /// The modprobe file blacklisting the kernel's `port100` driver.
+    static let blacklist = "/usr/lib/modprobe.d/felica.conf"
+    /// The directories udev reads rules from, earlier ones replacing later ones' files of the same name.
+    static let udevRuleDirectories = ["/etc/udev/rules.d", "/run/udev/rules.d", "/usr/lib/udev/rules.d", "/lib/udev/rules.d"]
+}
+
 /// Everything `felica doctor` reads from the system, gathered once.
 struct HostSnapshot: Sendable {
     /// nil when `/sys/bus/usb/devices` cannot be read (no sysfs, e.g. some containers).
@@ -57,8 +80,12 @@ struct HostSnapshot: Sendable {
     var pcscLibrary: Installed?
     var pcscd: Installed?
     var ccid: Installed?
-    /// Modules named by `blacklist` lines in modprobe.d.
-    var blacklisted: Set<String>
+    /// Modules named by `blacklist` lines in modprobe.d, each with the file that names it.
+    var blacklist: [String: String]
+    /// The udev rules files in effect that give access to USB devices by id.
+    var udevRules: [UdevRuleFile] = []
+    /// The version of the installed felica Debian package; nil when not installed.
+    var felicaPackage: String?
     /// pcscd's socket exists: it starts on demand even when not running.
     var pcscdSocket: Bool
     /// What pcscd has open (targets of `/proc/<pid>/fd/*`); nil when not running or not
@@ -96,7 +123,9 @@ struct HostSnapshot: Sendable {
                 ?? (host.exists("/usr/sbin/pcscd") ? Installed(version: nil, source: "/usr/sbin/pcscd") : nil),
             ccid: dpkg["libccid"].map { Installed(version: $0, source: "Debian package libccid") }
                 ?? (host.exists("/usr/lib/pcsc/drivers/ifd-ccid.bundle") ? Installed(version: nil, source: "/usr/lib/pcsc/drivers/ifd-ccid.bundle") : nil),
-            blacklisted: readBlacklist(host),
+            blacklist: readBlacklist(host),
+            udevRules: readUdevRules(host),
+            felicaPackage: dpkg[PackagedFiles.package],
             pcscdSocket: host.exists("/run/pcscd/pcscd.comm"),
             pcscdOpenFiles: nil,
             nodes: nodes, nodeAccess: nodeAccess,
@@ -217,18 +246,61 @@ struct HostSnapshot: Sendable {
         return String(s)
     }
 
-    static func readBlacklist(_ host: HostFiles) -> Set<String> {
-        var out: Set<String> = []
-        for dir in ["/etc/modprobe.d", "/lib/modprobe.d", "/usr/lib/modprobe.d", "/run/modprobe.d"] {
+    static func readBlacklist(_ host: HostFiles) -> [String: String] {
+        var out: [String: String] = [:]
+        for dir in ["/etc/modprobe.d", "/run/modprobe.d", "/usr/lib/modprobe.d", "/lib/modprobe.d"] {
             for file in host.list(dir) ?? [] where file.hasSuffix(".conf") {
                 for line in (host.read("\(dir)/\(file)") ?? "").split(separator: "\n") {
                     let f = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-                    if f.count >= 2 && f[0] == "blacklist" { out.insert(String(f[1])) }
+                    if f.count >= 2 && f[0] == "blacklist" && out[String(f[1])] == nil { out[String(f[1])] = "\(dir)/\(file)" }
                 }
             }
         }
         return out
     }
+
+    /// The `.rules` files udev uses (one per name, the first directory of
+    /// ``PackagedFiles/udevRuleDirectories`` that has it), keeping those that grant access by USB id.
+    static func readUdevRules(_ host: HostFiles) -> [UdevRuleFile] {
+        var seen: Set<String> = []
+        var out: [UdevRuleFile] = []
+        for dir in PackagedFiles.udevRuleDirectories {
+            for file in host.list(dir) ?? [] where file.hasSuffix(".rules") && !seen.contains(file) {
+                seen.insert(file)
+                let ids = parseUdevAccessRules(host.read("\(dir)/\(file)") ?? "")
+                if !ids.isEmpty { out.append(UdevRuleFile(path: "\(dir)/\(file)", ids: ids)) }
+            }
+        }
+        // The package's own file first, so that is the one a verdict names.
+        let own = String(PackagedFiles.udevRule.split(separator: "/").last ?? "")
+        return out.sorted { ($0.name != own ? 1 : 0, $0.path) < ($1.name != own ? 1 : 0, $1.path) }
+    }
+
+    /// `vvvv:pppp` of each rule line matching `idVendor` and `idProduct` (ATTR or ATTRS) that
+    /// sets `GROUP=`, `MODE=` or adds the `uaccess` tag; comments are skipped.
+    static func parseUdevAccessRules(_ text: String) -> Set<String> {
+        func value(_ line: Substring, _ key: String) -> String? {
+            for prefix in ["ATTRS{\(key)}==\"", "ATTR{\(key)}==\""] {
+                guard let r = line.range(of: prefix) else { continue }
+                let rest = line[r.upperBound...]
+                guard let end = rest.firstIndex(of: "\"") else { return nil }
+                return rest[..<end].lowercased()
+            }
+            return nil
+        }
+        var ids: Set<String> = []
+        for line in text.split(separator: "\n") where !line.trimmingWhitespace().hasPrefix("#") {
+            guard line.contains("GROUP=") || line.contains("MODE=") || line.contains("uaccess"),
+                  let v = value(line, "idVendor"), let p = value(line, "idProduct") else { continue }
+            ids.insert("\(v):\(p)")
+        }
+        return ids
+    }
+
+    /// The rules file in effect that gives access to USB device `id` (`vvvv:pppp`), if any.
+    func udevRule(covering id: String) -> UdevRuleFile? { udevRules.first { $0.ids.contains(id) } }
+
+    var blacklisted: Set<String> { Set(blacklist.keys) }
 
     // MARK: - Questions
 
