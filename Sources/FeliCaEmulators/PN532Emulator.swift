@@ -3,7 +3,7 @@ import FeliCaSimulation
 import FeliCaReaderCodecs
 
 /// A PN532 NFC controller as its host sees it over the serial line (HSU), with a
-/// ``VirtualCard`` (or no card) in its field; or, with ``Options/chip`` set to
+/// `VirtualCard` (or no card) in its field; or, with ``Options/chip`` set to
 /// ``Chip/rcs956``, Sony's RC-S956, the PN533-family chip of the RC-S330/RC-S360/RC-S370
 /// readers, as its host sees it over USB (the same frames, one per bulk transfer).
 ///
@@ -19,7 +19,7 @@ import FeliCaReaderCodecs
 ///
 /// Timing (``Options/timing``): every frame takes its UART time at the current baud rate
 /// (10 bits a byte; full-speed USB time on the RC-S956), card exchanges take the card's air
-/// and reaction time (``CardTiming``), a silent card, or one reacting later than the chip's
+/// and reaction time (`CardTiming`), a silent card, or one reacting later than the chip's
 /// RF timeout (RFConfiguration item 0x02, counted from the end of the command to the start
 /// of the reply), costs that timeout, and a Polling nobody answers costs one Polling window
 /// per passive-activation attempt (item 0x05). Without timing everything is instant, but the order of events is

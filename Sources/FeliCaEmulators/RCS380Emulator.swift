@@ -2,7 +2,7 @@ import FeliCa
 import FeliCaSimulation
 import FeliCaReaderCodecs
 
-/// A Sony RC-S380 (Port-100 chip) as its host sees it over USB, with a ``VirtualCard`` (or
+/// A Sony RC-S380 (Port-100 chip) as its host sees it over USB, with a `VirtualCard` (or
 /// no card) in its field.
 ///
 /// A pure state machine: feed it what the host wrote to the bulk OUT endpoint and when, and
@@ -16,7 +16,7 @@ import FeliCaReaderCodecs
 /// a well-formed frame with an unknown command gets the error frame.
 ///
 /// Timing (``Options/timing``): USB full-speed transfer time per 64-byte packet, the card's
-/// air time and reaction time (``CardTiming``), InCommRF's own timeout when the card stays
+/// air time and reaction time (`CardTiming`), InCommRF's own timeout when the card stays
 /// silent or reacts later than the timeout (counted from the end of the command to the
 /// start of the reply). Without
 /// timing, silence still costs InCommRF's timeout (a host cannot tell silence sooner), but

@@ -44,7 +44,7 @@ public final class VPCDCard: Sendable {
 
     /// Why ``serve()`` returned.
     public enum End: Sendable, Equatable {
-        /// The card left the field (``VirtualCard/isPresent`` turned false): the socket was closed.
+        /// The card left the field (`VirtualCard.isPresent` turned false): the socket was closed.
         case removed
         /// vpcd closed the connection (pcscd stopped or unloaded the driver).
         case readerClosed
