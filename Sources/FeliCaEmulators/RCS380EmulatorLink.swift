@@ -1,7 +1,7 @@
 import FeliCa
 import FeliCaReaderCodecs
 
-/// An ``RCS380Emulator`` as a ``Port100Link`` on a simulated clock, so a ``Port100Driver``
+/// An ``RCS380Emulator`` as a `Port100Link` on a simulated clock, so a `Port100Driver`
 /// runs against it in memory, with no USB and no waiting: a read that finds nothing
 /// scheduled moves the clock on by its whole timeout, one that finds the reader's next
 /// transfer moves it to when that transfer is sent.

@@ -18,7 +18,7 @@ import Glibc
 /// longer than that, and when the host gives up anyway (or the line garbles a frame) the
 /// device is closed and reopened before the next command, because a reply arriving late
 /// would otherwise be read in place of the next ACK. Cancelling the calling task aborts
-/// the running libnfc call; a call that does not return at all (``stuckMargin`` past the
+/// the running libnfc call; a call that does not return at all (`stuckMargin` past the
 /// exchange's timeout) leaves the reader counted as broken.
 public final class LibNFCTransport: Transport {
     public let name: String

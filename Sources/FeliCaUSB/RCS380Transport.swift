@@ -10,7 +10,7 @@ import Synchronization
 /// exchange's timeout, less the link latency measured at open, as the chip's own (0.1 ms
 /// units); the host waits that long plus a USB margin, and a reply that does not come in
 /// time, or a cancelled task, aborts the command with a host ACK so the next one starts
-/// clean (``Port100Driver``). libusb calls run on a thread of the transport's own. The
+/// clean (`Port100Driver` in `FeliCaReaderCodecs`). libusb calls run on a thread of the transport's own. The
 /// kernel's `port100` driver is detached when it holds the reader (and reattached on
 /// close); the RF field is switched off on close.
 public final class RCS380Transport: Transport {
