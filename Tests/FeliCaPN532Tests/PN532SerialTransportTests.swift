@@ -12,18 +12,7 @@ import Testing
 @discardableResult
 func withNativeReader<T>(card: VirtualCard?, options: PN532Emulator.Options = .init(), bitRate: AirTiming.BitRate = .kbps212,
                          _ body: (PN532SerialTransport, PN532Server) async throws -> T) async throws -> T {
-    let server = try PN532Server(card: card, options: options)
-    server.start()
-    defer { server.stop() }
-    let transport = try await PN532SerialTransport.open(path: server.path, bitRate: bitRate)
-    do {
-        let result = try await body(transport, server)
-        await transport.close()
-        return result
-    } catch {
-        await transport.close()
-        throw error
-    }
+    try await withEmulatedPN532(card: card, options: options, open: { try await PN532SerialTransport.open(path: $0.path, bitRate: bitRate) }, body)
 }
 
 @Suite("native PN532 transport against the PN532 emulator", .serialized)
