@@ -15,15 +15,15 @@ enum PurseOutput {
 
     /// The reader a command uses. `issuer` nil names the transit brand as the library does
     /// (at history depth); from a card image the brand is told from its areas, unasked.
-    static func reader(_ depth: CardReader.Depth, allSystems: Bool, stations: StationTable?, card: CardOptions? = nil, issuer: Bool? = nil) -> CardReader {
+    static func reader(_ depth: CardReader.Depth, allSystems: Bool, stations: StationTable?, readerOptions: ReaderOptions? = nil, issuer: Bool? = nil) -> CardReader {
         var r = CardReader(depth: depth, stations: stations)
         r.probeTransitCardCommonArea = allSystems
         r.namesIssuer = issuer
-        if let card {
-            if let scanned = CardContext.scannedAt(card), let day = readingDay(scanned) {
+        if let readerOptions {
+            if let scanned = CardContext.scannedAt(readerOptions), let day = readingDay(scanned) {
                 r.readingDate = ReadingDate(day: day, source: .scanDate)
             }
-            r.knownNodes = CardContext.knownNodes(card)
+            r.knownNodes = CardContext.knownNodes(readerOptions)
         }
         return r
     }

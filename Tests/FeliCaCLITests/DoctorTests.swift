@@ -1,4 +1,5 @@
 @testable import FeliCaCLI
+@testable import FeliCaDiagnosis
 import FeliCa
 import FeliCaUSB
 import Foundation
