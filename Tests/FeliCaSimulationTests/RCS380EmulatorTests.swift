@@ -12,6 +12,7 @@ struct RCS380Host {
     /// IN transfers not yet read, with their times.
     var pending: [(bytes: [UInt8], at: Duration)] = []
     var unpluggedAt: Duration?
+    var pluggedInAt: Duration?
 
     init(card: VirtualCard?, options: RCS380Emulator.Options = .init()) {
         emulator = RCS380Emulator(card: card, options: options)
@@ -23,6 +24,7 @@ struct RCS380Host {
             case .send(let b, let at): pending.append((b, at))
             case .cancel(let after): pending.removeAll { $0.at > after }
             case .unplug(let at): unpluggedAt = at
+            case .plugIn(let at): pluggedInAt = at
             }
         }
     }
