@@ -220,12 +220,12 @@ struct RCS380EmulatorTests {
         #expect(host.now - start < .milliseconds(20))
     }
 
-    @Test("fault spellings", arguments: ["corrupt@3", "late@4:1500", "unplug@2"])
+    @Test("fault spellings", arguments: ["corrupt@3", "late@4:1500", "unplug@2", "away@5:3000"])
     func spelling(_ text: String) throws {
         #expect(try RCS380Fault(parsing: text).description == text)
     }
 
-    @Test("bad fault spellings are named", arguments: ["corrupt", "late@0", "late@2:x", "melt@1", "unplug@1:3"])
+    @Test("bad fault spellings are named", arguments: ["corrupt", "late@0", "late@2:x", "melt@1", "unplug@1:3", "away@2:0"])
     func badSpelling(_ text: String) {
         #expect(throws: FeliCaError(.badInput, "")) { try RCS380Fault(parsing: text) }
     }
