@@ -6,12 +6,12 @@ import FeliCaTrace
 
 /// Opens the device a command names (through the devices layer) and wraps it for `-v` and `--trace`.
 enum CardContext {
-    static func session(_ options: CardOptions, console: Console) async throws -> CardSession {
+    static func session(_ options: ReaderOptions, console: Console) async throws -> CardSession {
         try await open(options, console: console).session
     }
 
     /// The opening options of a command: its `--dialect`, `--wait`, and its console for notices.
-    static func openOptions(_ options: CardOptions, console: Console) -> Device.OpenOptions {
+    static func openOptions(_ options: ReaderOptions, console: Console) -> Device.OpenOptions {
         Device.OpenOptions(dialect: options.dialect, wait: options.wait, requiresCard: options.requiresCard,
                            reconnectInterval: options.reconnectInterval) { notice in
             switch notice {
@@ -22,7 +22,7 @@ enum CardContext {
     }
 
     /// The device and a session on it, with `-v` and `--trace` around its transport.
-    static func open(_ options: CardOptions, console: Console) async throws -> (device: Device, session: CardSession) {
+    static func open(_ options: ReaderOptions, console: Console) async throws -> (device: Device, session: CardSession) {
         let device = try await Device.open(options.device, options: openOptions(options, console: console))
         let session = try device.session { transport in
             let watched = TraceHook.watch(transport, console: console)
@@ -33,14 +33,14 @@ enum CardContext {
 
     /// When the card behind `options` was read, for a card image that says (an imported
     /// Metrodroid dump): the reading's date for what depends on it. Nil for live cards.
-    static func scannedAt(_ options: CardOptions) -> String? {
+    static func scannedAt(_ options: ReaderOptions) -> String? {
         let spec = options.device ?? ((try? Device.fromEnvironment()) ?? nil)
         guard case .virtual(.image(let path), _)? = spec?.kind else { return nil }
         return (try? CardImage.load(path: path))?.scannedAt
     }
 
     /// Runs `body` with a session and closes the device afterwards, whatever happens.
-    static func with<T: Sendable>(_ options: CardOptions, console: Console, _ body: (CardSession) async throws -> T) async throws -> T {
+    static func with<T: Sendable>(_ options: ReaderOptions, console: Console, _ body: (CardSession) async throws -> T) async throws -> T {
         let session = try await session(options, console: console)
         do {
             let result = try await body(session)

@@ -9,10 +9,10 @@ enum PurseOutput {
     static let allSystems = OptionSpec.flag(
         "all-systems", help: "Also probe the common area (FE00) of transit cards, which is skipped by default (2 more exchanges).")
 
-    static func reader(_ depth: CardReader.Depth, allSystems: Bool, stations: StationTable?, card: CardOptions? = nil) -> CardReader {
+    static func reader(_ depth: CardReader.Depth, allSystems: Bool, stations: StationTable?, readerOptions: ReaderOptions? = nil) -> CardReader {
         var r = CardReader(depth: depth, stations: stations)
         r.probeTransitCardCommonArea = allSystems
-        if let card, let scanned = CardContext.scannedAt(card), let day = readingDay(scanned) {
+        if let readerOptions, let scanned = CardContext.scannedAt(readerOptions), let day = readingDay(scanned) {
             r.readingDate = ReadingDate(day: day, source: .scanDate)
         }
         return r

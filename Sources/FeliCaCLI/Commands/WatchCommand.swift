@@ -34,7 +34,7 @@ struct WatchCommand: CLICommand {
                 --exit-on-reader-loss ends watching with the reader's error instead (exit status 1), for scripts. \
                 See Docs/readers.md.
                 """,
-            options: CommonOptions.cardWithoutWait + [
+            options: CommonOptions.readerWithoutWait + [
                 countOption.spec,
                 intervalOption.spec,
                 PurseOutput.allSystems,
@@ -55,7 +55,7 @@ struct WatchCommand: CLICommand {
     static let intervalOption = Option.seconds(OptionSpec(
         "interval", value: "seconds", help: "Pause between polls for a card and for its leaving (default 0.25; 0 = poll back to back)."), in: 0...60)
 
-    let card: CardOptions
+    let readerOptions: ReaderOptions
     let count: Int?
     let interval: Duration
     let allSystems: Bool
@@ -65,11 +65,11 @@ struct WatchCommand: CLICommand {
     let db: String?
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        var card = try CardOptions(args)
+        var readerOptions = try ReaderOptions(args)
         // A PC/SC reader opens with no card on it: each Polling waits for the next card.
-        card.requiresCard = false
-        if !args.flag(Self.exitOnReaderLossFlag) { card.reconnectInterval = Self.reconnectInterval }
-        self.card = card
+        readerOptions.requiresCard = false
+        if !args.flag(Self.exitOnReaderLossFlag) { readerOptions.reconnectInterval = Self.reconnectInterval }
+        self.readerOptions = readerOptions
         count = try args.value(Self.countOption)
         interval = try args.value(Self.intervalOption) ?? Self.defaultInterval
         allSystems = args.flag(PurseOutput.allSystems)
@@ -77,7 +77,7 @@ struct WatchCommand: CLICommand {
         save = args.flag(Self.saveFlag)
         db = try args.value(HistoryOptions.db)
         if db != nil && !save { throw UsageError("option '--db' needs --save") }
-        try card.files.adding { $0.writes(db, as: "--db") }.check()
+        try readerOptions.files.adding { $0.writes(db, as: "--db") }.check()
     }
 
     /// How often to poll for a card, and for its leaving.
@@ -88,7 +88,7 @@ struct WatchCommand: CLICommand {
     func run(_ console: Console) async throws -> Int32 {
         // Opened before the reader, so a database that cannot be opened fails at once.
         let dbPath: String? = save ? try HistoryOptions.open(db).path : nil
-        let (device, session) = try await CardContext.open(card, console: console)
+        let (device, session) = try await CardContext.open(readerOptions, console: console)
         let json = json, limit = count, interval = interval
         let reader = PurseOutput.reader(save ? .history : .balance, allSystems: allSystems, stations: save ? .bundled : nil)
         if device.virtualCard != nil {
