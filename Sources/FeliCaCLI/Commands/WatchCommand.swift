@@ -90,7 +90,7 @@ struct WatchCommand: CLICommand {
         let dbPath: String? = save ? try HistoryOptions.open(db).path : nil
         let (device, session) = try await CardContext.open(readerOptions, console: console)
         let json = json, limit = count, interval = interval
-        let reader = PurseOutput.reader(save ? .history : .balance, allSystems: allSystems, stations: save ? .bundled : nil)
+        let reader = PurseOutput.reader(save ? .history : .balance, allSystems: allSystems, stations: save ? .bundled : nil, issuer: false)
         if device.virtualCard != nil {
             console.diag("\(session.transport.name) is a virtual card: each read counts as a tap, then the card is taken away and tapped again"
                 + (limit.map { " (\($0) tap\($0 == 1 ? "" : "s"))" } ?? " until Ctrl-C"))
