@@ -12,7 +12,8 @@ enum CardContext {
 
     /// The opening options of a command: its `--dialect`, `--wait`, and its console for notices.
     static func openOptions(_ options: ReaderOptions, console: Console) -> Device.OpenOptions {
-        Device.OpenOptions(dialect: options.dialect, wait: options.wait, requiresCard: options.requiresCard) { notice in
+        Device.OpenOptions(dialect: options.dialect, wait: options.wait, requiresCard: options.requiresCard,
+                           reconnectInterval: options.reconnectInterval) { notice in
             switch notice {
             case .waitingForCard: console.progress(notice.message)
             case .chosen, .replayDamaged: console.diag(notice.message)
@@ -33,9 +34,23 @@ enum CardContext {
     /// When the card behind `options` was read, for a card image that says (an imported
     /// Metrodroid dump): the reading's date for what depends on it. Nil for live cards.
     static func scannedAt(_ options: ReaderOptions) -> String? {
+        image(options)?.scannedAt
+    }
+
+    /// The card image behind `options` (`virtual:<file>`), nil for every other device.
+    static func image(_ options: ReaderOptions) -> CardImage? {
         let spec = options.device ?? ((try? Device.fromEnvironment()) ?? nil)
         guard case .virtual(.image(let path), _)? = spec?.kind else { return nil }
-        return (try? CardImage.load(path: path))?.scannedAt
+        return try? CardImage.load(path: path)
+    }
+
+    /// The areas and services of each system of the card image behind `options`: the
+    /// transit brand is told from them without asking the card. Nil for a live card, and
+    /// when the session is recorded (`--trace`): a recording asks as a live reading does,
+    /// so that it replays the same.
+    static func knownNodes(_ options: ReaderOptions) -> [SystemCode: [NodeCode]]? {
+        guard options.trace == nil, let image = image(options) else { return nil }
+        return image.nodesBySystem
     }
 
     /// Runs `body` with a session and closes the device afterwards, whatever happens.

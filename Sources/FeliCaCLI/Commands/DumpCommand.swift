@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaCards
 import FeliCaJSON
 import FeliCaSimulation
 
@@ -82,7 +83,8 @@ struct DumpCommand: CLICommand {
             if let text = n.stringValue { out += "INCOMPLETE: \(text)\n" }
         }
         for (i, system) in image.systems.enumerated() {
-            out += "System \(system.code)" + (system.code.knownName.map { " (\($0))" } ?? "") + "  IDm \(image.idm(ofSystem: i))"
+            let brand = system.code == TransitIssuer.system ? image.transitIssuer.map { ", \($0)" } ?? "" : ""
+            out += "System \(system.code)" + (system.code.knownName.map { " (\($0)\(brand))" } ?? "") + "  IDm \(image.idm(ofSystem: i))"
             if let p = system.pmm { out += "  PMm \(p)" }
             out += "\n"
             var depth: [AreaCode] = []  // ends of the open areas
