@@ -8,7 +8,9 @@ import FeliCaNDEF
 /// Every card carries several records, an empty slot or two, and key-protected services
 /// (a key version and a block count, no data) as real cards do.
 public enum SampleCards {
-    public static let names = ["suica", "edy", "nanaco", "waon", "wallet", "octopus", "octopus-shenzhen", "lite-s", "aime"]
+    public static let names = purseNames + ["lite-s", "aime"]
+    /// The sample cards that carry a purse (the population `felica order` weighs by default).
+    public static let purseNames = ["suica", "edy", "nanaco", "waon", "wallet", "octopus", "octopus-shenzhen"]
 
     public static func image(named name: String) -> CardImage? {
         switch name {
