@@ -1,7 +1,7 @@
 import FeliCa
 
 /// The NDEF message of an NFC Forum Type 3 Tag (a FeliCa Lite-S formatted for NDEF, or any
-/// card with system 12FC), read through a ``CardSession``.
+/// card with system 12FC), read through a `CardSession`.
 ///
 /// The reading: Polling for system 12FC (a card without it is told apart from no card by a
 /// wildcard Polling), block 0 of service 000B (the attribute block, checked field by field
