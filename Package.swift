@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "FeliCaUSB", targets: ["FeliCaUSB"]),
         .library(name: "FeliCaJSON", targets: ["FeliCaJSON"]),
         .library(name: "FeliCaLog", targets: ["FeliCaLog"]),
+        .library(name: "FeliCaDiagnosis", targets: ["FeliCaDiagnosis"]),
         .library(name: "FeliCaCLI", targets: ["FeliCaCLI"]),
         .library(name: "FeliCaSimCommands", targets: ["FeliCaSimCommands"]),
         .executable(name: "felica", targets: ["felica"]),
@@ -79,12 +80,18 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]),
         // History kept across readings: SQLite database, merge by card and sequence, CSV export.
         .target(name: "FeliCaLog", dependencies: ["FeliCa", "FeliCaCards", "FeliCaTransportSupport", "CSQLite"], swiftSettings: strict),
+        // What this machine needs to reach a reader: the known reader models, a read-only snapshot of
+        // the host (USB devices, kernel modules, daemons, udev rules, permissions) and the verdicts
+        // with their fixes. Pure apart from reading files under one root.
+        .target(
+            name: "FeliCaDiagnosis", dependencies: ["FeliCa", "FeliCaDevices", "FeliCaTransportSupport", "FeliCaUSB"],
+            swiftSettings: strict),
         .target(
             name: "FeliCaCLI",
             dependencies: [
                 "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaNDEF", "FeliCaTrace", "FeliCaSimulation", "FeliCaDevices",
                 "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaTransportSupport", "FeliCaUSB",
-                "FeliCaLog",
+                "FeliCaLog", "FeliCaDiagnosis",
             ],
             swiftSettings: strict),
         // `felica-sim`'s commands: the emulators served to the real stacks, over the CLI's parser.
@@ -140,7 +147,7 @@ let package = Package(
             dependencies: ["TestSupport", "FeliCa", "FeliCaDevices", "FeliCaSimulation", "FeliCaEmulators", "FeliCaCards", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPCSC"],
             exclude: ["Traces"], swiftSettings: strict),
         .testTarget(
-            name: "FeliCaCLITests", dependencies: ["TestSupport", "FeliCaCLI", "FeliCaSimCommands", "FeliCaDevices", "FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaUSB"],
+            name: "FeliCaCLITests", dependencies: ["TestSupport", "FeliCaCLI", "FeliCaDiagnosis", "FeliCaSimCommands", "FeliCaDevices", "FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaUSB"],
             exclude: ["Golden", "Fixtures"], swiftSettings: strict),
     ]
 )

@@ -77,13 +77,13 @@ public enum CommonOptions {
     }
 
     /// `--device`, `--dialect`, `--trace` and `--wait`.
-    public static let card: [OptionSpec] = [device.spec, dialect.spec, trace.spec, wait.spec]
+    public static let reader: [OptionSpec] = [device.spec, dialect.spec, trace.spec, wait.spec]
     /// `--device`, `--dialect` and `--trace`, for `watch`, which waits for cards without end.
-    public static let cardWithoutWait: [OptionSpec] = [device.spec, dialect.spec, trace.spec]
+    public static let readerWithoutWait: [OptionSpec] = [device.spec, dialect.spec, trace.spec]
 }
 
 /// Which card to talk to, and how: `--device`, `--dialect`, `--trace`, parsed once.
-struct CardOptions: Sendable {
+struct ReaderOptions: Sendable {
     var device: DeviceSpec?
     var dialect: PCSCDialect?
     var trace: String?

@@ -6,12 +6,12 @@ import FeliCaTrace
 
 /// Opens the device a command names (through the devices layer) and wraps it for `-v` and `--trace`.
 enum CardContext {
-    static func session(_ options: CardOptions, console: Console) async throws -> CardSession {
+    static func session(_ options: ReaderOptions, console: Console) async throws -> CardSession {
         try await open(options, console: console).session
     }
 
     /// The opening options of a command: its `--dialect`, `--wait`, and its console for notices.
-    static func openOptions(_ options: CardOptions, console: Console) -> Device.OpenOptions {
+    static func openOptions(_ options: ReaderOptions, console: Console) -> Device.OpenOptions {
         Device.OpenOptions(dialect: options.dialect, wait: options.wait, requiresCard: options.requiresCard) { notice in
             switch notice {
             case .waitingForCard: console.progress(notice.message)
@@ -21,7 +21,7 @@ enum CardContext {
     }
 
     /// The device and a session on it, with `-v` and `--trace` around its transport.
-    static func open(_ options: CardOptions, console: Console) async throws -> (device: Device, session: CardSession) {
+    static func open(_ options: ReaderOptions, console: Console) async throws -> (device: Device, session: CardSession) {
         let device = try await Device.open(options.device, options: openOptions(options, console: console))
         let session = try device.session { transport in
             let watched = TraceHook.watch(transport, console: console)
@@ -32,14 +32,28 @@ enum CardContext {
 
     /// When the card behind `options` was read, for a card image that says (an imported
     /// Metrodroid dump): the reading's date for what depends on it. Nil for live cards.
-    static func scannedAt(_ options: CardOptions) -> String? {
+    static func scannedAt(_ options: ReaderOptions) -> String? {
+        image(options)?.scannedAt
+    }
+
+    /// The card image behind `options` (`virtual:<file>`), nil for every other device.
+    static func image(_ options: ReaderOptions) -> CardImage? {
         let spec = options.device ?? ((try? Device.fromEnvironment()) ?? nil)
         guard case .virtual(.image(let path), _)? = spec?.kind else { return nil }
-        return (try? CardImage.load(path: path))?.scannedAt
+        return try? CardImage.load(path: path)
+    }
+
+    /// The areas and services of each system of the card image behind `options`: the
+    /// transit brand is told from them without asking the card. Nil for a live card, and
+    /// when the session is recorded (`--trace`): a recording asks as a live reading does,
+    /// so that it replays the same.
+    static func knownNodes(_ options: ReaderOptions) -> [SystemCode: [NodeCode]]? {
+        guard options.trace == nil, let image = image(options) else { return nil }
+        return image.nodesBySystem
     }
 
     /// Runs `body` with a session and closes the device afterwards, whatever happens.
-    static func with<T: Sendable>(_ options: CardOptions, console: Console, _ body: (CardSession) async throws -> T) async throws -> T {
+    static func with<T: Sendable>(_ options: ReaderOptions, console: Console, _ body: (CardSession) async throws -> T) async throws -> T {
         let session = try await session(options, console: console)
         do {
             let result = try await body(session)

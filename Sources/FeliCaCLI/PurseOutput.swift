@@ -9,11 +9,21 @@ enum PurseOutput {
     static let allSystems = OptionSpec.flag(
         "all-systems", help: "Also probe the common area (FE00) of transit cards, which is skipped by default (2 more exchanges).")
 
-    static func reader(_ depth: CardReader.Depth, allSystems: Bool, stations: StationTable?, card: CardOptions? = nil) -> CardReader {
+    /// `--issuer`: name the transit brand at balance depth too.
+    static let issuer = OptionSpec.flag(
+        "issuer", help: "Name the brand of a transit IC card (Suica, PASMO, ICOCA ...) from its areas: 1 more exchange on a live card, none on a card image. history always names it.")
+
+    /// The reader a command uses. `issuer` nil names the transit brand as the library does
+    /// (at history depth); from a card image the brand is told from its areas, unasked.
+    static func reader(_ depth: CardReader.Depth, allSystems: Bool, stations: StationTable?, readerOptions: ReaderOptions? = nil, issuer: Bool? = nil) -> CardReader {
         var r = CardReader(depth: depth, stations: stations)
         r.probeTransitCardCommonArea = allSystems
-        if let card, let scanned = CardContext.scannedAt(card), let day = readingDay(scanned) {
-            r.readingDate = ReadingDate(day: day, source: .scanDate)
+        r.namesIssuer = issuer
+        if let readerOptions {
+            if let scanned = CardContext.scannedAt(readerOptions), let day = readingDay(scanned) {
+                r.readingDate = ReadingDate(day: day, source: .scanDate)
+            }
+            r.knownNodes = CardContext.knownNodes(readerOptions)
         }
         return r
     }
@@ -88,7 +98,7 @@ enum PurseOutput {
     }
 
     static func headline(_ p: Purse) -> String {
-        var line = TextLayout.padRight(p.profile.displayName, max(11, p.profile.displayName.count + 1)) + TextLayout.padLeft(p.balance.map { money($0, p.profile.currency) } ?? "unreadable", 10)
+        var line = TextLayout.padRight(p.displayName, max(11, p.displayName.count + 1)) + TextLayout.padLeft(p.balance.map { money($0, p.profile.currency) } ?? "unreadable", 10)
         if let n = p.number { line += "  no. \(n)" }
         if let pts = p.points { line += "  \(pts) point\(pts == 1 ? "" : "s")" }
         return line
@@ -186,6 +196,7 @@ enum PurseOutput {
     static func purse(_ p: Purse, history: Bool) -> JSONValue {
         var o = JSONObject()
         o.append("profile", .string(p.profile.rawValue))
+        if let issuer = p.issuer { o.append("issuer", .string(issuer)) }
         o.append("system", .string(p.system.hex))
         o.append("balance", p.balance.map { .int($0) } ?? .null)
         o.append("currency", .string(p.profile.currency.code))

@@ -78,6 +78,14 @@ public struct CardReader: Sendable {
     /// Probe the common area (0xFE00) of a card whose chip is a dedicated transit-card IC
     /// too. Off by default: see ``skipsCommonArea(of:)``.
     public var probeTransitCardCommonArea = false
+    /// Name the brand of a transit IC card (``Purse/issuer``). On a live card that costs one
+    /// Request Service (``TransitIssuer/probeNodes``); from ``knownNodes`` it costs nothing.
+    /// Nil (the default) names it at history depth only: a balance reading stays as short
+    /// as it can be unless asked.
+    public var namesIssuer: Bool?
+    /// The nodes (areas and services) of each system, when known without asking: a card
+    /// image lists them. The issuer is then told from them, with no exchange.
+    public var knownNodes: [SystemCode: [NodeCode]]?
     /// The layouts looked for.
     public var layouts: [PurseLayout] = PurseLayout.all
     /// Move to the fastest bit rate the card and the reader share before reading, when the
@@ -266,7 +274,24 @@ public struct CardReader: Sendable {
         let got = try await readServices(session, target, wanted)
         let required = wanted.indices.filter { !wanted[$0].optional }
         if required.allSatisfy({ got[$0].issue?.problem == .absent }) { return nil }
-        return purse(layout, wanted, got, system)
+        var p = purse(layout, wanted, got, system)
+        if layout.profile == .transitIC && system == TransitIssuer.system && (namesIssuer ?? (depth == .history)) {
+            p.issuer = try await issuer(session, target, system)
+        }
+        return p
+    }
+
+    /// The brand of the transit card in `system`: from ``knownNodes`` when given, else from
+    /// one Request Service over the brands' nodes. Nil when they name no single brand, or
+    /// when the reader will not forward Request Service.
+    func issuer(_ session: CardSession, _ target: Target, _ system: SystemCode) async throws(FeliCaError) -> String? {
+        if let nodes = knownNodes?[system] { return TransitIssuer.brand(nodes: nodes) }
+        guard await !session.refusedCommands.contains(.requestService) else { return nil }
+        do {
+            return TransitIssuer.brand(answers: try await session.keyVersions(of: TransitIssuer.probeNodes, in: target))
+        } catch where error.code == .refused {
+            return nil
+        }
     }
 
     /// Decodes what was read; issues of the services come first. An optional service's

@@ -260,6 +260,9 @@ public struct Purse: Hashable, Sendable {
     public var profile: PurseProfile
     /// The system it was read from.
     public var system: SystemCode
+    /// The brand of a transit IC card (`PASMO`), when its areas tell it
+    /// (``TransitIssuer``); nil when not asked, or when they do not tell one brand.
+    public var issuer: String?
     /// nil when the balance could not be read (see ``issues``).
     public var balance: Int?
     /// Card number as printed by the issuer's convention, when the card stores one.
@@ -281,6 +284,9 @@ public struct Purse: Hashable, Sendable {
         self.profile = profile
         self.system = system
     }
+
+    /// How a person calls it: the brand when known (`PASMO`), else the layout (`Transit IC`).
+    public var displayName: String { issuer ?? profile.displayName }
 
     /// Decoded transactions only, newest first.
     public var transactions: [Transaction] { history?.compactMap(\.transaction) ?? [] }

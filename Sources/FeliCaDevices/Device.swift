@@ -67,7 +67,10 @@ public struct Device: Sendable {
            let recordedSpec = try? DeviceSpec(parsing: recorded) {
             decidingSpec = recordedSpec
         }
-        if case .usb(_, .fastest) = decidingSpec.kind { options.fasterBitRate = .always }
+        switch decidingSpec.kind {
+        case .usb(_, .fastest), .pn532(_, .fastest): options.fasterBitRate = .always
+        default: break
+        }
         sessionOptions = options
     }
 
@@ -142,7 +145,7 @@ public struct Device: Sendable {
         case .libnfc(let connstring):
             transport = waiting(try await LibNFCTransport.open(connstring: connstring, name: name))
         case .pn532(let path, let rate):
-            transport = waiting(try await PN532SerialTransport.open(path: path, bitRate: rate, name: name))
+            transport = waiting(try await PN532SerialTransport.open(path: path, bitRate: rate.rates.start, bitRates: rate.rates.allowed, name: name))
         case .pcsc(let reader, let ownDialect):
             var chosen = options.dialect ?? ownDialect
             if chosen == nil, let env = environment("FELICA_PCSC_DIALECT"), !env.isEmpty {

@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaLibNFC
 import FeliCaPCSC
+import FeliCaPN532
 import FeliCaSimulation
 import FeliCaTransportSupport
 
@@ -46,11 +47,26 @@ public struct DeviceListing: Sendable {
     /// The DEVICE column: the `--device` string, or `-`.
     public var device: String { spec?.description ?? "-" }
 
-    /// Real readers from every stack: USB readers driven directly first, then those libnfc finds (plus `LIBNFC_DEVICE`
-    /// and its configuration), then pcscd's (none when pcscd is not running; `felica doctor`
-    /// says why).
+    /// Real readers from every stack, each by the best path to it: USB readers driven
+    /// directly first, then those libnfc finds (plus `LIBNFC_DEVICE` and its configuration),
+    /// then pcscd's (none when pcscd is not running; `felica doctor` says why).
+    ///
+    /// A PN532 on a serial line that libnfc finds (`pn532_uart:/dev/ttyUSB0`) is listed as
+    /// `pn532:/dev/ttyUSB0` when the native transport opens it: it skips the fixed costs of
+    /// libnfc's open. libnfc keeps the readers only it serves (PN533, ACR122 …), and a PN532
+    /// the native transport cannot open (another baud rate, no answer) stays libnfc's.
     public static func readers() async -> [DeviceListing] {
-        let libnfc = await LibNFCDevices.list().map { d in
+        var native: [DeviceListing] = []
+        var served: Set<String> = []
+        for connstring in await LibNFCDevices.connectionStrings() {
+            guard let path = nativePN532Path(libnfc: connstring),
+                  let transport = try? await PN532SerialTransport.open(path: path) else { continue }
+            await transport.close()
+            served.insert(connstring)
+            native.append(DeviceListing(stack: "pn532", name: "PN532 on \(path)", spec: DeviceSpec(.pn532(path: path)),
+                                        availability: .usable(state: "ready")))
+        }
+        let libnfc = await LibNFCDevices.list(except: served).map { d in
             DeviceListing(stack: "libnfc", name: d.name ?? d.connectionString, spec: DeviceSpec(.libnfc(connstring: d.connectionString)),
                           availability: d.problem.map { .cannotOpen(reason: $0) } ?? .usable(state: "ready"))
         }
@@ -58,7 +74,17 @@ public struct DeviceListing: Sendable {
             DeviceListing(stack: "pcsc", name: r.name, spec: DeviceSpec(.pcsc(reader: .named(r.name), dialect: nil)),
                           availability: .usable(state: r.state.description + (r.inUse ? " (in use by another program)" : "")))
         }
-        return await USBReaderDevice.list() + libnfc + pcsc
+        return await USBReaderDevice.list() + native + libnfc + pcsc
+    }
+
+    /// The serial port of a libnfc connection string the native PN532 transport can take
+    /// over: `pn532_uart:<port>`, with no baud rate or 115200 (the rate the native
+    /// transport runs at); nil for any other.
+    public static func nativePN532Path(libnfc connstring: String) -> String? {
+        let parts = connstring.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2 || parts.count == 3, parts[0] == "pn532_uart", !parts[1].isEmpty else { return nil }
+        if parts.count == 3 && parts[2] != "115200" { return nil }
+        return String(parts[1])
     }
 
     /// The built-in sample cards.

@@ -15,7 +15,7 @@ import FeliCaTransportSupport
 /// | string | ``Kind`` |
 /// |---|---|
 /// | `libnfc`, `libnfc:<connstring>` | ``Kind/libnfc(connstring:)`` |
-/// | `pn532:<serial port>` (`?rate=212\|424`, `?wait=`) | ``Kind/pn532(path:rate:)`` |
+/// | `pn532:<serial port>` (`?rate=auto\|fastest\|212\|424`, `?wait=`) | ``Kind/pn532(path:rate:)`` |
 /// | `pcsc`, `pcsc:<reader>` (`?dialect=`, `?wait=`) | ``Kind/pcsc(reader:dialect:)`` |
 /// | `usb`, `usb:<vid>:<pid>` (hex), `usb:<bus>:<address>` (decimal) (`?rate=auto\|fastest\|212\|424`, `?wait=`) | ``Kind/usb(_:rate:)`` |
 /// | `virtual:<name>`, `virtual:<image path>` (`?timing=212\|424`) | ``Kind/virtual(_:timing:)`` |
@@ -26,8 +26,8 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
         /// A reader through libnfc: the first one it finds (nil), or a connection string
         /// such as `pn532_uart:/dev/ttyUSB0`.
         case libnfc(connstring: String?)
-        /// A PN532 on a serial line, driven without libnfc, and the bit rate it polls at.
-        case pn532(path: String, rate: AirTiming.BitRate = .kbps212)
+        /// A PN532 on a serial line, driven without libnfc, and the bit rates it may use.
+        case pn532(path: String, rate: RateChoice = .automatic)
         /// A reader through pcscd; `dialect` forces how it carries FeliCa packets.
         case pcsc(reader: PCSCReaderSelector, dialect: PCSCDialect?)
         /// A USB reader driven natively (Sony RC-S380), and the bit rates it may use.
@@ -86,6 +86,15 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
         self.wait = wait
     }
 
+    /// `?rate=` of a native reader; absent = ``RateChoice/automatic``.
+    static func rateChoice(_ value: String?) throws(ParseError) -> RateChoice {
+        guard let value else { return .automatic }
+        guard let choice = RateChoice(rawValue: value) else {
+            throw ParseError("device option 'rate': '\(value)' is not one of \(RateChoice.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return choice
+    }
+
     /// The device forms, for help and errors.
     public static let forms = "libnfc[:<connstring>], pn532:<port>, pcsc[:<reader>], usb[:<vid>:<pid>|:<bus>:<address>], virtual:<card>, replay:<trace>"
 
@@ -132,12 +141,7 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
             guard let path = try needsRest("give the serial port the PN532 is wired to, such as pn532:/dev/ttyUSB0") else {
                 throw ParseError("'pn532' needs the serial port the PN532 is wired to: pn532:/dev/ttyUSB0")
             }
-            let rate = try options.take("rate").map { (value: String) throws(ParseError) -> AirTiming.BitRate in
-                guard let rate = Int(value).flatMap(AirTiming.BitRate.init(rawValue:)) else {
-                    throw ParseError("device option 'rate': '\(value)' is not a bit rate FeliCa uses (212 or 424)")
-                }
-                return rate
-            } ?? .kbps212
+            let rate = try Self.rateChoice(options.take("rate"))
             self.init(.pn532(path: path, rate: rate), wait: try options.wait())
             try options.finish(kind: "pn532", known: ["rate", "wait"])
         case "pcsc":
@@ -149,12 +153,7 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
             try options.finish(kind: "pcsc", known: ["dialect", "wait"])
         case "usb":
             let selector = try needsRest("write usb for the first reader, usb:<vid>:<pid> (e.g. usb:054c:06c1) or usb:<bus>:<address> (e.g. usb:001:004)")
-            let rate = try options.take("rate").map { (value: String) throws(ParseError) -> RateChoice in
-                guard let choice = RateChoice(rawValue: value) else {
-                    throw ParseError("device option 'rate': '\(value)' is not one of \(RateChoice.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                return choice
-            } ?? .automatic
+            let rate = try Self.rateChoice(options.take("rate"))
             self.init(.usb(try selector.map(Self.usbSelector) ?? .first, rate: rate), wait: try options.wait())
             try options.finish(kind: "usb", known: ["rate", "wait"])
         case "virtual":
@@ -195,7 +194,7 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
             text = connstring.map { "libnfc:" + $0 } ?? "libnfc"
         case .pn532(let path, let rate):
             text = "pn532:" + path
-            if rate != .kbps212 { options.append("rate=\(rate.rawValue)") }
+            if rate != .automatic { options.append("rate=\(rate.rawValue)") }
         case .pcsc(let reader, let dialect):
             if case .named(let name) = reader { text = "pcsc:" + name } else { text = "pcsc" }
             if let dialect { options.append("dialect=\(dialect)") }

@@ -88,6 +88,12 @@ public struct PN532Emulator: Sendable {
     public private(set) var baudRate = 115_200
     /// Whether the reader has left the bus (an unplug fault fired; USB readers only).
     public private(set) var unplugged = false
+    /// The bit rate InCommunicateThru speaks to the card at now: the rate of the last
+    /// FeliCa InListPassiveTarget; nil before one.
+    public var cardBitRate: AirTiming.BitRate? { feliCaRate }
+    /// The RF timeout code last set (RFConfiguration item 0x02, its non-DEP byte): how
+    /// long InCommunicateThru waits for a silent card, 100 µs × 2^(code − 1).
+    public var rfTimeoutCode: UInt8 { communicationTimeout }
 
     private var parser = PN532FrameParser()
     private var busyUntil: Duration = .zero

@@ -104,6 +104,10 @@ public final class PN532Server: Sendable {
     public var cardExchanges: Int { emulator.withLock { $0.cardExchanges } }
     /// Broken frames the host sent.
     public var invalidFrames: Int { emulator.withLock { $0.invalidFrames } }
+    /// The rate the chip speaks to the card at now (``PN532Emulator/cardBitRate``).
+    public var cardBitRate: AirTiming.BitRate? { emulator.withLock { $0.cardBitRate } }
+    /// The RF timeout code last set (``PN532Emulator/rfTimeoutCode``).
+    public var rfTimeoutCode: UInt8 { emulator.withLock { $0.rfTimeoutCode } }
 
     // MARK: - The serving thread
 

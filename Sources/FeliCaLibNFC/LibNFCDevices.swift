@@ -21,11 +21,17 @@ public enum LibNFCDevices {
     /// The readers libnfc knows (its configuration, `LIBNFC_DEVICE`, and its scan), each
     /// opened briefly for its name. Blocking calls run on a thread of their own.
     public static func list() async -> [LibNFCDeviceInfo] {
+        await list(except: [])
+    }
+
+    /// ``list()`` without opening the readers named in `skipped` (connection strings
+    /// another transport serves better); they are left out.
+    public static func list(except skipped: Set<String>) async -> [LibNFCDeviceInfo] {
         let thread = DeviceThread(name: "libnfc list")
         defer { thread.stop() }
         return await thread.run { () -> [LibNFCDeviceInfo] in
             guard let context = LibNFC.context else { return [] }
-            return LibNFC.listDevices(context).map { connstring in
+            return LibNFC.listDevices(context).filter { !skipped.contains($0) }.map { connstring in
                 guard let d = LibNFC.open(context, connstring) else {
                     return LibNFCDeviceInfo(connectionString: connstring, name: nil,
                                             problem: LibNFCDiagnosis.openFailure(connstring, context: context).reason)
@@ -33,6 +39,17 @@ public enum LibNFCDevices {
                 defer { LibNFC.close(d) }
                 return LibNFCDeviceInfo(connectionString: connstring, name: LibNFC.name(d), problem: nil)
             }
+        }
+    }
+
+    /// The connection strings of the readers libnfc knows (its configuration,
+    /// `LIBNFC_DEVICE`, and its scan), none opened.
+    public static func connectionStrings() async -> [String] {
+        let thread = DeviceThread(name: "libnfc list")
+        defer { thread.stop() }
+        return await thread.run { () -> [String] in
+            guard let context = LibNFC.context else { return [] }
+            return LibNFC.listDevices(context)
         }
     }
 

@@ -6,7 +6,11 @@ import FeliCaReaderCodecs
 final class PN532Connection: @unchecked Sendable {
     // @unchecked: every member is used only on the transport's DeviceThread, one call at a time.
     let label: String
-    let bitRate: AirTiming.BitRate
+    /// The bit rate the next Polling, and so every command after it, runs at.
+    private(set) var bitRate: AirTiming.BitRate
+    /// The rate the card in the field was last listed at (InListPassiveTarget); the chip
+    /// speaks to it at that rate until the next list.
+    private var listedRate: AirTiming.BitRate?
     private let port: SerialPort
     private var parser = PN532FrameParser()
     /// The RF timeout currently set on the chip; nil = the chip's default, unknown to us.
@@ -19,6 +23,9 @@ final class PN532Connection: @unchecked Sendable {
     static let lineTime = Duration.milliseconds(30)
     /// What the host waits beyond that before it decides the chip is not answering.
     static let hostMargin = Duration.milliseconds(100)
+
+    /// Makes `cancel()` cut short a wait on the line (from any thread).
+    var cancellation: SerialPort.Cancellation { port.cancellation }
 
     /// Opens `path`, wakes the chip and sets it up as a FeliCa reader: SAMConfiguration
     /// (which also proves a PN532 is there) and one passive activation attempt a Polling.
@@ -81,7 +88,14 @@ final class PN532Connection: @unchecked Sendable {
                     throw FeliCaError(.transmission, "\(label): garbled frame from the PN532 (\(e.reason)); run the command again")
                 }
             }
-            let bytes = try port.read(until: deadline)
+            let bytes: [UInt8]
+            do throws(FeliCaError) {
+                bytes = try port.read(until: deadline)
+            } catch {
+                // Cancelled or gone: stop the chip's command so the next one starts clean.
+                if error.code == .cancelled { resynchronise() }
+                throw error
+            }
             guard !bytes.isEmpty else {
                 resynchronise()
                 throw FeliCaError(.timeout, "\(label): the PN532 did not answer command \(Hex.encode([command[0]])) within \(wait + Self.lineTime)")
@@ -101,35 +115,58 @@ final class PN532Connection: @unchecked Sendable {
 
     /// Sends one FeliCa packet (LEN first) and returns the card's (LEN first): Polling as
     /// InListPassiveTarget, everything else through InCommunicateThru with the chip's RF
-    /// timeout set just above `timeout`.
-    func exchange(_ packet: [UInt8], timeout: Duration) throws(FeliCaError) -> [UInt8] {
+    /// timeout set to the shortest code that covers `chipWait`.
+    ///
+    /// The timeout is set again whenever the code differs (one RFConfiguration round trip,
+    /// about 2 ms on the line): a longer one kept would make every silent card — above all
+    /// the presence check that notices a card has left — wait it out.
+    func exchange(_ packet: [UInt8], chipWait: Duration) throws(FeliCaError) -> [UInt8] {
         if let polling = PollingCommand(packet: packet) {
             lastPolling = packet
-            guard let reply = try poll(packet, timeout: timeout) else {
+            guard let reply = try poll(packet, timeout: chipWait) else {
                 throw FeliCaError(.timeout, "\(label): no card answered the Polling for system \(polling.systemCode)")
             }
             return reply
         }
-        let wanted = ChipTimeout(atLeast: timeout)
-        // Each change is an RFConfiguration round trip (about 2 ms on the line), so a
-        // longer timeout already set is kept, as the libnfc transport does.
-        if !(chipTimeout?.suffices(for: wanted) ?? false) {
+        // The card was listed at another rate (the session moved back down): list it again
+        // at this one, so the chip speaks to it at the rate the session expects.
+        if let listed = listedRate, listed != bitRate, let p = lastPolling, try poll(p, timeout: .milliseconds(20)) == nil {
+            throw FeliCaError(.cardGone, "\(label): the card left the reader; hold it still on the reader and run the command again")
+        }
+        let wanted = ChipTimeout(atLeast: chipWait)
+        if chipTimeout != wanted {
             _ = try call(PN532Commands.timeout(wanted), wait: .milliseconds(100))
             chipTimeout = wanted
         }
-        let chip = chipTimeout ?? wanted
-        let reply = try call(PN532Commands.communicateThru(packet), wait: chip.duration + Self.hostMargin)
+        let reply = try call(PN532Commands.communicateThru(packet), wait: wanted.duration + Self.hostMargin)
         if let card = try PN532Commands.cardReply(reply) { return card }
         // The card stayed silent. Is it still there? One Polling tells.
         if let p = lastPolling, try poll(p, timeout: .milliseconds(20)) == nil {
             throw FeliCaError(.cardGone, "\(label): the card left the reader during the exchange; hold it still on the reader and run the command again")
         }
-        throw FeliCaError(.timeout, "\(label): the card did not answer within \(chip.duration)")
+        throw FeliCaError(.timeout, "\(label): the card did not answer within \(wanted.duration)")
+    }
+
+    /// Moves to `rate`. Up: the card in the field is listed again at it at once
+    /// (InListPassiveTarget with the last Polling), so a card that does not answer there is
+    /// found out now; the chip then speaks to it at that rate. Down: nothing is sent until
+    /// the next command, which lists the card again first when it is not a Polling.
+    func switchRate(to rate: AirTiming.BitRate) throws(FeliCaError) {
+        let previous = bitRate
+        bitRate = rate
+        guard rate.rawValue > previous.rawValue, let p = lastPolling else { return }
+        if try poll(p, timeout: .milliseconds(20)) == nil {
+            bitRate = previous
+            _ = try? poll(p, timeout: .milliseconds(20))
+            throw FeliCaError(.timeout, "\(label): the card did not answer at \(rate.rawValue) kbps; it stays at \(previous.rawValue) kbps")
+        }
     }
 
     /// One InListPassiveTarget: the card's Polling response, or nil when none answered.
     private func poll(_ polling: [UInt8], timeout: Duration) throws(FeliCaError) -> [UInt8]? {
         let reply = try call(PN532Commands.listFeliCa(polling: polling, at: bitRate), wait: timeout + Self.hostMargin)
-        return try PN532Commands.pollingResponse(reply)
+        let card = try PN532Commands.pollingResponse(reply)
+        listedRate = card == nil ? nil : bitRate
+        return card
     }
 }

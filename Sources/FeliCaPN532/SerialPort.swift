@@ -13,10 +13,53 @@ import Glibc
 final class SerialPort {
     let path: String
     private(set) var fd: Int32 = -1
+    /// What cuts a wait short from another thread.
+    let cancellation: Cancellation
+
+    /// A pipe a cancelled task writes to: ``SerialPort/read(until:)`` waits on it beside
+    /// the line and stops when it is written.
+    final class Cancellation: Sendable {
+        private let readEnd: Int32
+        private let writeEnd: Int32
+
+        init() throws(FeliCaError) {
+            var fds: [Int32] = [-1, -1]
+            guard pipe(&fds) == 0 else {
+                throw FeliCaError(.noReader, "cannot create a pipe for cancelling serial reads (\(String(cString: strerror(errno))))")
+            }
+            for fd in fds {
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            }
+            readEnd = fds[0]
+            writeEnd = fds[1]
+        }
+
+        /// Makes the running (or next) wait throw `.cancelled`. Any thread.
+        func cancel() {
+            var one: UInt8 = 1
+            _ = Glibc.write(writeEnd, &one, 1)
+        }
+
+        /// Forgets a cancellation that came after the call it was meant for.
+        func reset() {
+            var buffer = [UInt8](repeating: 0, count: 16)
+            while buffer.withUnsafeMutableBytes({ Glibc.read(readEnd, $0.baseAddress, $0.count) }) > 0 {}
+        }
+
+        /// The descriptor `poll` watches.
+        var fd: Int32 { readEnd }
+
+        deinit {
+            Glibc.close(readEnd)
+            Glibc.close(writeEnd)
+        }
+    }
 
     /// Opens and configures `path`; errors name the path and what to do.
     init(path: String) throws(FeliCaError) {
         self.path = path
+        cancellation = try Cancellation()
         let fd = Glibc.open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
             let e = errno
@@ -71,7 +114,7 @@ final class SerialPort {
     }
 
     /// The bytes that arrive before `deadline` (at least one), or an empty array when none
-    /// does.
+    /// does; `.cancelled` when ``Cancellation/cancel()`` is called first.
     func read(until deadline: ContinuousClock.Instant) throws(FeliCaError) -> [UInt8] {
         let clock = ContinuousClock()
         var buffer = [UInt8](repeating: 0, count: 512)
@@ -79,13 +122,18 @@ final class SerialPort {
             let left = clock.now.duration(to: deadline)
             guard left > .zero else { return [] }
             let ms = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&p, 1, ms)
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: cancellation.fd, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&fds, 2, ms)
             if ready < 0 {
                 if errno == EINTR { continue }
                 throw FeliCaError(.readerGone, "pn532:\(path): waiting for the reader failed (\(String(cString: strerror(errno))))")
             }
             if ready == 0 { continue }
+            if fds[1].revents != 0 {
+                cancellation.reset()
+                throw FeliCaError(.cancelled, "pn532:\(path): cancelled")
+            }
+            let p = fds[0]
             if p.revents & Int16(POLLIN) == 0 && p.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
                 throw FeliCaError(.readerGone, "pn532:\(path): the serial port hung up; check that the reader is still plugged in")
             }

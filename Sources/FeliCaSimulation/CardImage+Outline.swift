@@ -18,7 +18,8 @@ extension CardImage {
             if let text = n.stringValue { out += "INCOMPLETE: \(text)\n" }
         }
         for (i, system) in systems.enumerated() {
-            out += "System \(system.code)" + (system.code.knownName.map { " (\($0))" } ?? "") + "  IDm \(idm(ofSystem: i))"
+            let brand = system.code == TransitIssuer.system ? transitIssuer.map { ", \($0)" } ?? "" : ""
+            out += "System \(system.code)" + (system.code.knownName.map { " (\($0)\(brand))" } ?? "") + "  IDm \(idm(ofSystem: i))"
             if let p = system.pmm { out += "  PMm \(p)" }
             out += "\n"
             let lite = FeliCaLite.isLite(pmm(ofSystem: i))

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaCards
 import FeliCaJSON
 
 /// A whole card as data: the `felica-card/1` format that `felica dump --json` writes and
@@ -121,6 +122,20 @@ public struct CardImage: Hashable, Sendable {
     public var scannedAt: String? {
         get { extra["scannedAt"]?.stringValue }
         set { extra["scannedAt"] = newValue.map { .string($0) } }
+    }
+
+    /// The areas and services each system lists, by system code: what Request Service
+    /// would find on the card, known without asking it.
+    public var nodesBySystem: [SystemCode: [NodeCode]] {
+        var out: [SystemCode: [NodeCode]] = [:]
+        for s in systems { out[s.code, default: []] += s.areas.map(\.code) + s.services.map(\.code) }
+        return out
+    }
+
+    /// The brand of the transit IC card this image holds (`PASMO`), told by the areas and
+    /// services of its system 0003 (`TransitIssuer`); nil when they tell no single brand.
+    public var transitIssuer: String? {
+        nodesBySystem[TransitIssuer.system].flatMap { TransitIssuer.brand(nodes: $0) }
     }
 
     /// The PMm of system `index`.

@@ -158,7 +158,7 @@ func laterSuica(in dir: URL) throws -> String {
     let lines = edy.stdout.split(separator: "\n")
     #expect(lines.first?.hasPrefix("DATE              CARD              PURSE       TYPE") == true, "\(edy.stdout)")
     #expect(lines.count > 1 && lines.dropFirst().allSatisfy { $0.contains("  edy  ") }, "\(edy.stdout)")
-    let none = try felica(["log", "show", "--purse", "edy", "--card", "0101120312345678", "--db", "h.sqlite3"], in: dir)
+    let none = try felica(["log", "show", "--purse", "edy", "--idm", "0101120312345678", "--db", "h.sqlite3"], in: dir)
     #expect(none.stdout.hasPrefix("No records kept for card 0101120312345678 in purse edy"), "\(none.stdout)")
     let bad = try felica(["log", "show", "--purse", "suica", "--db", "h.sqlite3"], in: dir)
     #expect(bad.status == 64 && bad.stderr.contains("'suica' is not one of transit-ic, edy, nanaco, waon"), "\(bad.stderr)")

@@ -15,12 +15,13 @@ func sample(_ name: String) throws -> CardImage {
 
 /// Exchange budgets on the built-in cards: nfcpy reads one block per command and the iOS
 /// libraries one service per command; we batch. A Suica (transit-card IC) needs no
-/// Request System Code: balance is Polling + 1 read, history Polling + 2 reads.
+/// Request System Code: balance is Polling + 1 read, history Polling + 2 reads + the
+/// Request Service that names the transit brand.
 @Test(arguments: [
     ("suica", CardReader.Depth.balance, 2),
-    ("suica", .history, 3),
+    ("suica", .history, 4),
     ("wallet", .balance, 6),
-    ("wallet", .history, 8),
+    ("wallet", .history, 9),
     ("edy", .balance, 4),
     ("nanaco", .history, 4),
     ("waon", .history, 4),
@@ -236,9 +237,9 @@ final class RecordingTransport: Transport, @unchecked Sendable {
     #expect(p.issues.isEmpty, "\(p.issues)")
     #expect(p.transactions.count == 9)
     #expect(p.transit?.gateLog == nil)
-    #expect(await s.exchangeCount <= 5)
-    // Polling, read, refused read, Request Service, read.
-    #expect(t.commands == [0x00, 0x06, 0x06, 0x02, 0x06])
+    #expect(await s.exchangeCount <= 6)
+    // Polling, read, refused read, Request Service, read, Request Service naming the brand.
+    #expect(t.commands == [0x00, 0x06, 0x06, 0x02, 0x06, 0x02])
     let read = try t.blocksRead()
     #expect(read.count == Set(read).count, "a block was read twice: \(read)")
     #expect(read.count == 21)

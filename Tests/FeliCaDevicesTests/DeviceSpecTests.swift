@@ -13,6 +13,8 @@ import Testing
     ("libnfc:pn53x_usb:001:004?wait=2.5", DeviceSpec(.libnfc(connstring: "pn53x_usb:001:004"), wait: .milliseconds(2500))),
     ("pn532:/dev/ttyUSB0", DeviceSpec(.pn532(path: "/dev/ttyUSB0"))),
     ("pn532:/dev/serial0?rate=424&wait=1", DeviceSpec(.pn532(path: "/dev/serial0", rate: .kbps424), wait: .seconds(1))),
+    ("pn532:/dev/serial0?rate=fastest", DeviceSpec(.pn532(path: "/dev/serial0", rate: .fastest))),
+    ("pn532:/dev/serial0?rate=212", DeviceSpec(.pn532(path: "/dev/serial0", rate: .kbps212))),
     ("pcsc", DeviceSpec(.pcsc(reader: .first, dialect: nil))),
     ("pcsc:SONY FeliCa RC-S300/S", DeviceSpec(.pcsc(reader: .named("SONY FeliCa RC-S300/S"), dialect: nil))),
     ("pcsc?dialect=acr122u&wait=0", DeviceSpec(.pcsc(reader: .first, dialect: .acr122u), wait: .zero)),
@@ -45,6 +47,7 @@ func deviceStringsParse(_ text: String, _ expected: DeviceSpec) throws {
     #expect(try DeviceSpec(parsing: "pcsc:ACS?wait=10&dialect=RAW").description == "pcsc:ACS?dialect=raw&wait=10")
     #expect(DeviceSpec(.usb(.path(bus: 1, address: 4))).description == "usb:001:004")
     #expect(try DeviceSpec(parsing: "usb?rate=auto").description == "usb")
+    #expect(try DeviceSpec(parsing: "pn532:/dev/ttyS0?rate=auto").description == "pn532:/dev/ttyS0")
     #expect(try DeviceSpec(parsing: "usb:001:004?wait=2&rate=212").description == "usb:001:004?rate=212&wait=2")
     #expect(DeviceSpec(.pcsc(reader: .first, dialect: nil), wait: .milliseconds(500)).description == "pcsc?wait=0.5")
 }
@@ -132,3 +135,12 @@ private let sony = DeviceSpec(.pcsc(reader: .named("Sony RC-S300"), dialect: nil
     #expect(DeviceListing.Availability.usable(state: "empty").state == "empty")
 }
 
+
+@Test func libnfcSerialPN532sTheNativeTransportTakesOver() {
+    #expect(DeviceListing.nativePN532Path(libnfc: "pn532_uart:/dev/ttyUSB0") == "/dev/ttyUSB0")
+    #expect(DeviceListing.nativePN532Path(libnfc: "pn532_uart:/dev/ttyUSB0:115200") == "/dev/ttyUSB0")
+    #expect(DeviceListing.nativePN532Path(libnfc: "pn532_uart:/dev/ttyUSB0:9600") == nil)
+    #expect(DeviceListing.nativePN532Path(libnfc: "pn532_uart:") == nil)
+    #expect(DeviceListing.nativePN532Path(libnfc: "pn53x_usb:001:004") == nil)
+    #expect(DeviceListing.nativePN532Path(libnfc: "acr122_usb") == nil)
+}

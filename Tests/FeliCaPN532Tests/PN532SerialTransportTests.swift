@@ -81,6 +81,82 @@ struct PN532SerialTransportTests {
         }
     }
 
+    @Test("424 kbps when the card runs at it: the card is listed again at 424, and again at 212 before a command after moving down")
+    func movesTo424AndBack() async throws {
+        let card = try VirtualCard.named("suica")
+        let expected = try await readEverything(VirtualTransport(card: card, name: "virtual:suica"))
+        try await withNativeReader(card: card, options: .init(timing: true)) { t, server in
+            #expect(t.bitRates == [.kbps212, .kbps424])
+            let session = CardSession(transport: t)
+            let target = try await session.detect()
+            #expect(server.cardBitRate == .kbps212)
+            #expect(try await session.useFastestBitRate(for: target) == .kbps424)
+            #expect(t.bitRate == .kbps424)
+            #expect(server.cardBitRate == .kbps424)
+            let fast = try await session.read(service: 0x090F, blocks: 0..<10, from: target)
+            #expect(server.cardBitRate == .kbps424)
+            try await session.useSlowestBitRate()
+            #expect(t.bitRate == .kbps212)
+            // Moving down sends nothing; the next command lists the card at 212 first.
+            let slow = try await session.read(service: 0x090F, blocks: 0..<10, from: target)
+            #expect(server.cardBitRate == .kbps212)
+            #expect(fast == slow)
+            #expect(try await readEverything(t) == expected)
+        }
+    }
+
+    @Test("a card that runs at 212 kbps only, or a port opened for 212 only, stays at 212")
+    func staysAt212() async throws {
+        var image = try VirtualCard.named("suica").image
+        image.bitRates = [.kbps212]
+        try await withNativeReader(card: VirtualCard(image: image)) { t, server in
+            let session = CardSession(transport: t)
+            let target = try await session.detect()
+            #expect(try await session.useFastestBitRate(for: target) == .kbps212)
+            #expect(server.cardBitRate == .kbps212)
+        }
+        try await withEmulatedPN532(card: try VirtualCard.named("suica"), open: { try await PN532SerialTransport.open(path: $0.path, bitRates: [.kbps212]) }) { t, _ in
+            #expect(t.bitRates == [.kbps212])
+            let session = CardSession(transport: t)
+            let target = try await session.detect()
+            let rate = try await session.useFastestBitRate(for: target)
+            #expect(rate == .kbps212)
+            await #expect(throws: FeliCaError(.unsupported, "")) { try await t.switchBitRate(to: .kbps424) }
+        }
+    }
+
+    @Test("cancelling a command cuts the wait short, and the next command works")
+    func cancellation() async throws {
+        // The second card exchange is answered 3 s late.
+        try await withNativeReader(card: try VirtualCard.named("suica"), options: .init(faults: [PN532Fault(.lateReply(.seconds(3)), atExchange: 2)])) { t, _ in
+            let session = CardSession(transport: t)
+            let target = try await session.detect()
+            // A command allowed 2 s: only cancelling can end it sooner.
+            let packet = try ReadWithoutEncryptionCommand(idm: target.idm, service: 0x090F, blocks: 0..<1).encode()
+            let clock = ContinuousClock()
+            let start = clock.now
+            let read = Task { try await t.exchange(packet, timeout: .seconds(2)) }
+            try await Task.sleep(for: .milliseconds(100))
+            read.cancel()
+            await #expect(throws: FeliCaError(.cancelled, "")) { try await read.value }
+            #expect(start.duration(to: clock.now) < .seconds(1))
+            #expect(try await session.detect().idm == target.idm)
+        }
+    }
+
+    @Test("the RF timeout follows each command: a presence check after a long read waits its own short time")
+    func timeoutFollowsTheCommand() async throws {
+        try await withNativeReader(card: try VirtualCard.named("suica")) { t, server in
+            let session = CardSession(transport: t)
+            let target = try await session.detect()
+            _ = try await session.read(service: 0x090F, blocks: 0..<15, from: target)
+            let afterRead = server.rfTimeoutCode
+            #expect(try await session.isPresent(target))
+            let afterCheck = server.rfTimeoutCode
+            #expect(afterCheck < afterRead, "RF timeout code \(afterCheck) after the presence check, \(afterRead) after the read")
+        }
+    }
+
     @Test("a serial port that does not exist, or is no serial line, is a clear error")
     func badPaths() async throws {
         await #expect { try await PN532SerialTransport.open(path: "/dev/no-such-tty") } throws: { e in

@@ -68,16 +68,19 @@ def taps(clf, count):
 
     clf.sense = timed_sense
 
+    # Counted where the line is printed: connect() may return False after a card it did
+    # read (the card left during its presence check), which must not cost an extra tap.
+    printed = [0]
+
     def on_connect(tag):
         yen = balance(tag)
         elapsed = (time.monotonic() - sensed[0]) * 1000
         print(json.dumps({"idm": tag.identifier.hex(), "balance": yen, "elapsedMs": round(elapsed, 1)}), flush=True)
+        printed[0] += 1
         return True  # stay until the card leaves, as `felica watch` does
 
-    seen = 0
-    while seen < count:
-        if clf.connect(rdwr={"targets": ["212F"], "on-connect": on_connect, "iterations": 1, "interval": 0.0}):
-            seen += 1
+    while printed[0] < count:
+        clf.connect(rdwr={"targets": ["212F"], "on-connect": on_connect, "iterations": 1, "interval": 0.0})
 
 
 def main():

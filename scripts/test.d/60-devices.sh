@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Device discovery end to end, with readers on both stacks at once: a PN532 emulator that
-# libnfc reaches (LIBNFC_DEVICE) and pcscd with vpcd's two slots, one holding a card.
+# libnfc reaches (LIBNFC_DEVICE), listed by its native path pn532:<port>, and pcscd with
+# vpcd's two slots, one holding a card.
 # `felica devices` must list all three; a command without --device must say which reader it
 # took and how to choose; `felica doctor` must poll each and exit 0.
 #
@@ -12,7 +13,7 @@ if ! private_pcscd; then
   exit 0
 fi
 
-# The libnfc reader holds a different card from the PC/SC one, so outputs tell them apart.
+# The PN532 holds a different card from the PC/SC one, so outputs tell them apart.
 other=Tests/FeliCaCLITests/Fixtures/two-system.json
 unset PCSCLITE_CSOCK_NAME
 stage_workdir
@@ -29,6 +30,7 @@ pids+=($!)
 start_pn532 "$work/pn532" --card "$other" || stage_end
 connstring=$(head -n 1 "$work/pn532.out")
 export LIBNFC_DEVICE="$connstring"
+native="pn532:${connstring#pn532_uart:}"
 
 # vpcd takes a moment to hand pcscd the card.
 for _ in $(seq 100); do
@@ -38,7 +40,7 @@ for _ in $(seq 100); do
 done
 
 echo "-- felica devices" >&2
-for row in "\"stack\":\"libnfc\",\"name\":\"[^\"]*\",\"device\":\"libnfc:$connstring\",\"state\":\"ready\"" \
+for row in "\"stack\":\"pn532\",\"name\":\"PN532 on ${connstring#pn532_uart:}\",\"device\":\"$native\",\"state\":\"ready\"" \
            '"stack":"pcsc","name":"Virtual PCD 00 00","device":"pcsc:Virtual PCD 00 00","state":"FeliCa card present"' \
            '"stack":"pcsc","name":"Virtual PCD 00 01","device":"pcsc:Virtual PCD 00 01","state":"empty"'; do
   if grep -q -- "$row" "$work/devices"; then pass "listed: $row"; else fail "not listed: $row in $(cat "$work/devices")"; fi
@@ -53,13 +55,13 @@ echo "-- default device" >&2
 timeout 30 "$felica" poll --device "virtual:$other" >"$work/other" 2>&1
 rc=0
 timeout 30 "$felica" poll >"$work/poll.out" 2>"$work/poll.err" || rc=$?
-expected="3 readers found, using libnfc:$connstring — pass --device to choose"
+expected="3 readers found, using $native — pass --device to choose"
 if ((rc != 0)); then
   fail "felica poll without --device: exit $rc: $(cat "$work/poll.err")"
 elif [[ "$(cat "$work/poll.err")" != "$expected" ]]; then
   fail "felica poll without --device said '$(cat "$work/poll.err")', expected '$expected'"
 elif ! diff -u "$work/other" "$work/poll.out" >&2; then
-  fail "felica poll without --device did not read the libnfc reader's card"
+  fail "felica poll without --device did not read the PN532's card"
 else
   pass "$expected"
 fi
@@ -75,7 +77,7 @@ fi
 echo "-- felica doctor" >&2
 rc=0
 timeout 60 "$felica" doctor >"$work/doctor" 2>&1 || rc=$?
-for line in "ok       libnfc:$connstring: a card answered (IDm " \
+for line in "ok       $native: a card answered (IDm " \
             "ok       pcsc:Virtual PCD 00 00: a card answered (IDm " \
             "ok       pcsc:Virtual PCD 00 01: works, no card on it" \
             "ready: 3 readers can poll"; do

@@ -9,23 +9,25 @@ struct BalanceCommand: CLICommand {
         CommandConfiguration(
             name: "balance",
             abstract: "Show the balance of every purse on the card.",
-            discussion: "Purses are found by probing what the card holds: a phone carrying a transit card, Edy, nanaco and WAON shows all four.",
-            options: CommonOptions.card + [PurseOutput.allSystems, CommonOptions.json])
+            discussion: "Purses are found by probing what the card holds: a phone carrying a transit card, Edy, nanaco and WAON shows all four. A transit IC card shows as Transit IC unless --issuer names its brand.",
+            options: CommonOptions.reader + [PurseOutput.allSystems, PurseOutput.issuer, CommonOptions.json])
     }
 
-    let card: CardOptions
+    let readerOptions: ReaderOptions
     let allSystems: Bool
+    let issuer: Bool
     let json: Bool
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        card = try CardOptions(args)
+        readerOptions = try ReaderOptions(args)
         allSystems = args.flag(PurseOutput.allSystems)
+        issuer = args.flag(PurseOutput.issuer)
         json = args.flag(CommonOptions.json)
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let reader = PurseOutput.reader(.balance, allSystems: allSystems, stations: nil, card: card)
-        let report = try await CardContext.with(card, console: console) { session in try await reader.read(session) }
+        let reader = PurseOutput.reader(.balance, allSystems: allSystems, stations: nil, readerOptions: readerOptions, issuer: issuer)
+        let report = try await CardContext.with(readerOptions, console: console) { session in try await reader.read(session) }
         PurseOutput.diagnostics(report, console)
         if json {
             JSONOut.print(PurseOutput.json(report, history: false), console)

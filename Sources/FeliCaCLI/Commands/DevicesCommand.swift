@@ -2,6 +2,7 @@ import FeliCa
 import FeliCaJSON
 import FeliCaSimulation
 import FeliCaDevices
+import FeliCaDiagnosis
 
 /// `felica devices`: every reader from every stack, and the built-in virtual cards.
 struct DevicesCommand: CLICommand {

@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaDevices
+import FeliCaDiagnosis
 import FeliCaJSON
 
 /// `felica doctor`: checks the set-up for reading cards and names the fix for each problem.

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaCards
 import FeliCaJSON
 import FeliCaSimulation
 
@@ -9,7 +10,7 @@ struct DumpCommand: CLICommand {
             name: "dump",
             abstract: "Read every system, area and service the card shows without keys.",
             discussion: "With --json the output is a felica-card/1 card image: `--device virtual:<file>` serves it back. --format flipper or metrodroid writes the image as a Flipper Zero .nfc file or a Metrodroid JSON export instead; `virtual:<file>` reads those too (and Proxmark3 hf felica dump JSON). See Docs/formats.md.",
-            options: CommonOptions.card + [
+            options: CommonOptions.reader + [
                 CommonOptions.json,
                 formatOption.spec,
                 outputOption.spec,
@@ -27,23 +28,23 @@ struct DumpCommand: CLICommand {
         return f
     }
 
-    let card: CardOptions
+    let readerOptions: ReaderOptions
     let json: Bool
     let format: CardImageFormat?
     let output: String?
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        card = try CardOptions(args)
+        readerOptions = try ReaderOptions(args)
         json = args.flag(CommonOptions.json)
         output = try args.value(Self.outputOption)
         format = try args.value(Self.formatOption)
         if json && format != nil && format != .felica { throw UsageError("--json and --format \(format!.rawValue) contradict each other: choose one") }
         if output?.isEmpty == true { throw UsageError("option '--output' needs a file name") }
-        try card.files.adding { $0.writes(output, as: "--output") }.check()
+        try readerOptions.files.adding { $0.writes(output, as: "--output") }.check()
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let (image, error) = try await CardContext.with(card, console: console) { session in
+        let (image, error) = try await CardContext.with(readerOptions, console: console) { session in
             await CardImage.readAllowingPartial(using: session) { console.progress($0) }
         }
         console.endProgress()

@@ -9,11 +9,11 @@ struct HistoryCommand: CLICommand {
             name: "history",
             abstract: "Show the transaction history of every purse on the card, newest first.",
             discussion: "Transit records name their stations from the bundled station table (codes as area/line/station where it has none); --stations adds or overrides names from a CSV of area,line,station,name lines.",
-            options: CommonOptions.card + [CommonOptions.stations.spec, PurseOutput.allSystems, CommonOptions.json,
+            options: CommonOptions.reader + [CommonOptions.stations.spec, PurseOutput.allSystems, CommonOptions.json,
                                            HistoryOptions.csv, HistoryOptions.excel, HistoryOptions.summary, HistoryOptions.allowIncomplete])
     }
 
-    let card: CardOptions
+    let readerOptions: ReaderOptions
     let stations: String?
     let allSystems: Bool
     let json: Bool
@@ -23,7 +23,7 @@ struct HistoryCommand: CLICommand {
     let allowIncomplete: Bool
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        card = try CardOptions(args)
+        readerOptions = try ReaderOptions(args)
         stations = try args.value(CommonOptions.stations)
         allSystems = args.flag(PurseOutput.allSystems)
         json = args.flag(CommonOptions.json)
@@ -33,12 +33,12 @@ struct HistoryCommand: CLICommand {
         allowIncomplete = args.flag(HistoryOptions.allowIncomplete)
         if json && csv { throw UsageError("--json and --csv exclude each other") }
         try HistoryOptions.checkCSVFlags(args, csv: csv)
-        try card.files.adding { $0.reads(stations, as: "the station table (--stations)") }.check()
+        try readerOptions.files.adding { $0.reads(stations, as: "the station table (--stations)") }.check()
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let reader = PurseOutput.reader(.history, allSystems: allSystems, stations: try PurseOutput.stations(stations), card: card)
-        let report = try await CardContext.with(card, console: console) { session in try await reader.read(session) }
+        let reader = PurseOutput.reader(.history, allSystems: allSystems, stations: try PurseOutput.stations(stations), readerOptions: readerOptions)
+        let report = try await CardContext.with(readerOptions, console: console) { session in try await reader.read(session) }
         PurseOutput.diagnostics(report, console)
         if csv {
             return try HistoryOptions.writeCSV(excel: excel, summary: summary, allowIncomplete: allowIncomplete, console: console) { out in

@@ -23,9 +23,9 @@ enum HistoryOptions {
     static let db = Option(OptionSpec(
         "db", value: "file", help: "The history database (default: $XDG_DATA_HOME/felica/history.sqlite3, else ~/.local/share/felica/history.sqlite3).",
         kind: .file))
-    static let card = Option(OptionSpec("card", value: "idm", help: "Only this card (its IDm, 16 hex digits, as `felica poll` shows it).")) { s throws(UsageError) in
+    static let idm = Option(OptionSpec("idm", value: "idm", help: "Only this card (its IDm, 16 hex digits, as `felica poll` shows it).")) { s throws(UsageError) in
         guard s.count == 16, s.allSatisfy(\.isHexDigit) else {
-            throw UsageError("option '--card': \"\(s)\" is not an IDm (16 hex digits, e.g. 0101120312345678)")
+            throw UsageError("option '--idm': \"\(s)\" is not an IDm (16 hex digits, e.g. 0101120312345678)")
         }
         return s.lowercased()
     }
@@ -44,10 +44,10 @@ enum HistoryOptions {
     static let allowIncomplete = OptionSpec.flag(
         "allow-incomplete", help: "With --csv: exit 0 even when records are missing (the file marks them either way; without this flag the exit status is 1).")
 
-    /// The query of `--card`, `--purse`, `--from` and `--to`; a period that ends before it
+    /// The query of `--idm`, `--purse`, `--from` and `--to`; a period that ends before it
     /// begins can never match and is a usage error.
     static func query(_ args: ParsedArguments, newestFirst: Bool) throws(UsageError) -> HistoryStore.Query {
-        let q = HistoryStore.Query(card: try args.value(card), purse: try args.value(purse), from: try args.value(from),
+        let q = HistoryStore.Query(card: try args.value(idm), purse: try args.value(purse), from: try args.value(from),
                                    to: try args.value(to), newestFirst: newestFirst)
         if let f = q.from, let t = q.to, f > t {
             throw UsageError("--from \(f) is after --to \(t): no day is in that period")
@@ -185,22 +185,22 @@ struct LogAddCommand: CLICommand {
             name: "add",
             abstract: "Read the card on the reader and keep its records in the history database.",
             discussion: "Reading the same card twice adds nothing. Records that rolled off the card since the last reading are reported as a gap. The reading is saved whole or not at all: a card pulled away mid-read saves nothing.",
-            options: CommonOptions.card + [HistoryOptions.db.spec, CommonOptions.stations.spec, PurseOutput.allSystems, CommonOptions.json])
+            options: CommonOptions.reader + [HistoryOptions.db.spec, CommonOptions.stations.spec, PurseOutput.allSystems, CommonOptions.json])
     }
 
-    let card: CardOptions
+    let readerOptions: ReaderOptions
     let db: String?
     let stations: String?
     let allSystems: Bool
     let json: Bool
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        card = try CardOptions(args)
+        readerOptions = try ReaderOptions(args)
         db = try args.value(HistoryOptions.db)
         stations = try args.value(CommonOptions.stations)
         allSystems = args.flag(PurseOutput.allSystems)
         json = args.flag(CommonOptions.json)
-        try card.files.adding {
+        try readerOptions.files.adding {
             $0.reads(stations, as: "the station table (--stations)")
             $0.writes(db, as: "--db")
         }.check()
@@ -208,12 +208,12 @@ struct LogAddCommand: CLICommand {
 
     func run(_ console: Console) async throws -> Int32 {
         let store = try HistoryOptions.open(db)
-        let reader = PurseOutput.reader(.history, allSystems: allSystems, stations: try PurseOutput.stations(stations), card: card)
-        let (report, device) = try await CardContext.with(card, console: console) { session in
+        let reader = PurseOutput.reader(.history, allSystems: allSystems, stations: try PurseOutput.stations(stations), readerOptions: readerOptions)
+        let (report, device) = try await CardContext.with(readerOptions, console: console) { session in
             (try await reader.read(session), session.transport.name)
         }
         PurseOutput.diagnostics(report, console)
-        let result = try HistoryOptions.save(report, device: device, to: store, console: console, readAt: CardContext.scannedAt(card))
+        let result = try HistoryOptions.save(report, device: device, to: store, console: console, readAt: CardContext.scannedAt(readerOptions))
         if json {
             let o = JSONObject([("card", .string(report.idm.hex))] + (HistoryOptions.json(result).objectValue?.members.map { ($0.key, $0.value) } ?? []))
             JSONOut.print(.object(o), console)
@@ -231,7 +231,7 @@ struct LogShowCommand: CLICommand {
             name: "show",
             abstract: "Show the records kept in the history database, newest first.",
             discussion: "Days newest first; within a day, each card's purses in the card's own order (its sequence numbers), newest first. Gaps (records that rolled off a card before it was read) of the cards, purses and period shown follow the records.",
-            options: [HistoryOptions.db.spec, HistoryOptions.card.spec, HistoryOptions.purse.spec, HistoryOptions.from.spec, HistoryOptions.to.spec,
+            options: [HistoryOptions.db.spec, HistoryOptions.idm.spec, HistoryOptions.purse.spec, HistoryOptions.from.spec, HistoryOptions.to.spec,
                       CommonOptions.json])
     }
 
@@ -307,7 +307,7 @@ struct LogExportCommand: CLICommand {
                 order. Records that rolled off a card before it was read are a 'gap' row where they were missing, and the \
                 month totals they touch say 'incomplete'; the exit status is then 1 (--allow-incomplete makes it 0).
                 """,
-            options: [HistoryOptions.csv, HistoryOptions.db.spec, HistoryOptions.card.spec, HistoryOptions.purse.spec, HistoryOptions.from.spec,
+            options: [HistoryOptions.csv, HistoryOptions.db.spec, HistoryOptions.idm.spec, HistoryOptions.purse.spec, HistoryOptions.from.spec,
                       HistoryOptions.to.spec, HistoryOptions.excel, HistoryOptions.summary, HistoryOptions.allowIncomplete])
     }
 

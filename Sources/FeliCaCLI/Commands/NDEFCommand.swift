@@ -8,19 +8,19 @@ struct NDEFCommand: CLICommand {
             name: "ndef",
             abstract: "Show the NDEF message of a tag formatted for NDEF (NFC Forum Type 3 Tag, system 12FC).",
             discussion: "URI records are shown with their prefix expanded, Text records with their language and encoding, Smart Posters with their records; media and external types with their payload. A damaged attribute block or message is an error naming the field. Writing NDEF is not supported. See Docs/cards.md.",
-            options: CommonOptions.card + [CommonOptions.json])
+            options: CommonOptions.reader + [CommonOptions.json])
     }
 
-    let card: CardOptions
+    let readerOptions: ReaderOptions
     let json: Bool
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        card = try CardOptions(args)
+        readerOptions = try ReaderOptions(args)
         json = args.flag(CommonOptions.json)
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let tag = try await CardContext.with(card, console: console) { session in try await NDEFTag.read(using: session) }
+        let tag = try await CardContext.with(readerOptions, console: console) { session in try await NDEFTag.read(using: session) }
         if json {
             JSONOut.print(NDEFRendering.json(tag), console)
         } else {

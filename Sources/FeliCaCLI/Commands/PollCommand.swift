@@ -10,7 +10,7 @@ struct PollCommand: CLICommand {
             name: "poll",
             abstract: "Poll for a card and show its IDm, PMm, IC and systems.",
             discussion: "Without --system-code the card is polled with the wildcard FFFF and its systems are listed with Request System Code.",
-            options: CommonOptions.card + [
+            options: CommonOptions.reader + [
                 systemCodeOption.spec,
                 CommonOptions.json,
             ])
@@ -18,19 +18,19 @@ struct PollCommand: CLICommand {
 
     static let systemCodeOption = Option.systemCode(OptionSpec("system-code", value: "hex", help: "Poll this system code (FF in a byte is a wildcard)."))
 
-    let card: CardOptions
+    let readerOptions: ReaderOptions
     let systemCode: SystemCode
     let json: Bool
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        card = try CardOptions(args)
+        readerOptions = try ReaderOptions(args)
         systemCode = try args.value(Self.systemCodeOption) ?? .wildcard
         json = args.flag(CommonOptions.json)
     }
 
     func run(_ console: Console) async throws -> Int32 {
         let code = systemCode
-        let (target, systems, id) = try await CardContext.with(card, console: console) { session in
+        let (target, systems, id) = try await CardContext.with(readerOptions, console: console) { session in
             guard let r = try await session.poll(systemCode: code, requestCode: .systemCode) else {
                 throw try await Self.whyNoAnswer(session, code: code)
             }

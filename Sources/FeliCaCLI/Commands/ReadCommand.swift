@@ -7,7 +7,7 @@ struct ReadCommand: CLICommand {
         CommandConfiguration(
             name: "read",
             abstract: "Read blocks of one service (Read Without Encryption).",
-            options: CommonOptions.card + [
+            options: CommonOptions.reader + [
                 serviceOption.spec,
                 systemOption.spec,
                 blocksOption.spec,
@@ -22,14 +22,14 @@ struct ReadCommand: CLICommand {
         try parseBlocks(s)
     }
 
-    let card: CardOptions
+    let readerOptions: ReaderOptions
     let service: ServiceCode
     let system: SystemCode?
     let blocks: [Int]?
     let json: Bool
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        card = try CardOptions(args)
+        readerOptions = try ReaderOptions(args)
         service = try args.required(Self.serviceOption)
         system = try args.value(Self.systemOption)
         blocks = try args.value(Self.blocksOption)
@@ -53,7 +53,7 @@ struct ReadCommand: CLICommand {
 
     func run(_ console: Console) async throws -> Int32 {
         let (service, system, wanted) = (self.service, self.system, self.blocks)
-        let (target, data, numbers) = try await CardContext.with(card, console: console) { session in
+        let (target, data, numbers) = try await CardContext.with(readerOptions, console: console) { session in
             var target = try await session.detect()
             if let system, system != target.systemCode {
                 // A card that lacks the system is no missing card (exit 1, not 69): it says which it has.

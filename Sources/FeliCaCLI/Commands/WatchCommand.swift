@@ -28,7 +28,7 @@ struct WatchCommand: CLICommand {
                 wait is reported on stderr and its reading kept, to be saved with the next card read; readings still \
                 unsaved when watching ends are named, and the exit status is 1. See Docs/history.md.
                 """,
-            options: CommonOptions.cardWithoutWait + [
+            options: CommonOptions.readerWithoutWait + [
                 countOption.spec,
                 intervalOption.spec,
                 PurseOutput.allSystems,
@@ -46,7 +46,7 @@ struct WatchCommand: CLICommand {
     static let intervalOption = Option.seconds(OptionSpec(
         "interval", value: "seconds", help: "Pause between polls for a card and for its leaving (default 0.25; 0 = poll back to back)."), in: 0...60)
 
-    let card: CardOptions
+    let readerOptions: ReaderOptions
     let count: Int?
     let interval: Duration
     let allSystems: Bool
@@ -56,10 +56,10 @@ struct WatchCommand: CLICommand {
     let db: String?
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        var card = try CardOptions(args)
+        var readerOptions = try ReaderOptions(args)
         // A PC/SC reader opens with no card on it: each Polling waits for the next card.
-        card.requiresCard = false
-        self.card = card
+        readerOptions.requiresCard = false
+        self.readerOptions = readerOptions
         count = try args.value(Self.countOption)
         interval = try args.value(Self.intervalOption) ?? Self.defaultInterval
         allSystems = args.flag(PurseOutput.allSystems)
@@ -67,7 +67,7 @@ struct WatchCommand: CLICommand {
         save = args.flag(Self.saveFlag)
         db = try args.value(HistoryOptions.db)
         if db != nil && !save { throw UsageError("option '--db' needs --save") }
-        try card.files.adding { $0.writes(db, as: "--db") }.check()
+        try readerOptions.files.adding { $0.writes(db, as: "--db") }.check()
     }
 
     /// How often to poll for a card, and for its leaving.
@@ -76,9 +76,9 @@ struct WatchCommand: CLICommand {
     func run(_ console: Console) async throws -> Int32 {
         // Opened before the reader, so a database that cannot be opened fails at once.
         let dbPath: String? = save ? try HistoryOptions.open(db).path : nil
-        let (device, session) = try await CardContext.open(card, console: console)
+        let (device, session) = try await CardContext.open(readerOptions, console: console)
         let json = json, limit = count, interval = interval
-        let reader = PurseOutput.reader(save ? .history : .balance, allSystems: allSystems, stations: save ? .bundled : nil)
+        let reader = PurseOutput.reader(save ? .history : .balance, allSystems: allSystems, stations: save ? .bundled : nil, issuer: false)
         if device.virtualCard != nil {
             console.diag("\(session.transport.name) is a virtual card: each read counts as a tap, then the card is taken away and tapped again"
                 + (limit.map { " (\($0) tap\($0 == 1 ? "" : "s"))" } ?? " until Ctrl-C"))

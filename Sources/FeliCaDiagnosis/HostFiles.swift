@@ -10,21 +10,21 @@ import Glibc
 /// `sys/`, `proc/`, `dev/`, `etc/`, `run/`, `usr/` and `var/`, so every verdict can be
 /// produced without hardware. Paths given to the methods are absolute system paths
 /// (`/proc/modules`); the root is prefixed here and nowhere else.
-struct HostFiles: Sendable {
+public struct HostFiles: Sendable {
     /// The prefix, without a trailing slash ("" for the real system).
-    let root: String
+    public let root: String
 
-    init(root: String = "/") {
+    public init(root: String = "/") {
         var r = root
         while r.hasSuffix("/") { r.removeLast() }
         self.root = r
     }
 
     /// `path` as seen on this machine.
-    func real(_ path: String) -> String { root + path }
+    public func real(_ path: String) -> String { root + path }
 
     /// Whole text of a file, or nil when it cannot be read.
-    func read(_ path: String) -> String? {
+    public func read(_ path: String) -> String? {
         let fd = open(real(path), O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -32,12 +32,12 @@ struct HostFiles: Sendable {
     }
 
     /// A one-line sysfs attribute, trimmed.
-    func attribute(_ path: String) -> String? {
+    public func attribute(_ path: String) -> String? {
         read(path).map { $0.trimmingWhitespace() }
     }
 
     /// Names in a directory (without `.` and `..`), sorted; nil when it cannot be listed.
-    func list(_ path: String) -> [String]? {
+    public func list(_ path: String) -> [String]? {
         guard let dir = opendir(real(path)) else { return nil }
         defer { closedir(dir) }
         var names: [String] = []
@@ -51,14 +51,14 @@ struct HostFiles: Sendable {
     }
 
     /// Whether listing `path` failed for lack of permission (as opposed to absence).
-    func listIsDenied(_ path: String) -> Bool {
+    public func listIsDenied(_ path: String) -> Bool {
         guard let dir = opendir(real(path)) else { return errno == EACCES || errno == EPERM }
         closedir(dir)
         return false
     }
 
     /// Target of a symbolic link, as stored (not resolved, not re-rooted).
-    func link(_ path: String) -> String? {
+    public func link(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: 4096)
         let n = readlink(real(path), &buffer, buffer.count - 1)
         guard n >= 0 else { return nil }
@@ -66,38 +66,38 @@ struct HostFiles: Sendable {
     }
 
     /// Owner, group and permission bits of a file (following links).
-    func status(_ path: String) -> FileStatus? {
+    public func status(_ path: String) -> FileStatus? {
         var s = stat()
         guard stat(real(path), &s) == 0 else { return nil }
         return FileStatus(uid: s.st_uid, gid: s.st_gid, mode: UInt32(s.st_mode))
     }
 
-    func exists(_ path: String) -> Bool { access(real(path), F_OK) == 0 }
+    public func exists(_ path: String) -> Bool { access(real(path), F_OK) == 0 }
 
     /// Whether this process may open `path` for reading and writing, as the kernel decides
     /// (ACLs included: udev's `uaccess` grants the seat user access by ACL, which the mode
     /// bits do not show). Only meaningful on the real system; nil under another root.
-    func kernelAllowsReadWrite(_ path: String) -> Bool? {
+    public func kernelAllowsReadWrite(_ path: String) -> Bool? {
         guard root.isEmpty else { return nil }
         return access(path, R_OK | W_OK) == 0
     }
 }
 
 /// What `stat` says about a file, as far as access goes.
-struct FileStatus: Sendable, Equatable {
-    var uid: UInt32
-    var gid: UInt32
-    var mode: UInt32
+public struct FileStatus: Sendable, Equatable {
+    public var uid: UInt32
+    public var gid: UInt32
+    public var mode: UInt32
 
     /// `rw-rw-r--` style permission string.
-    var permissions: String {
+    public var permissions: String {
         let letters: [Character] = ["r", "w", "x"]
         return String((0..<9).map { i in mode & (0o400 >> UInt32(i)) != 0 ? letters[i % 3] : "-" })
     }
 
     /// Whether `who` may open the file for reading and writing, by the classic owner /
     /// group / other rule (root may always).
-    func allowsReadWrite(by who: Identity) -> Bool {
+    public func allowsReadWrite(by who: Identity) -> Bool {
         if who.uid == 0 { return true }
         let bits: UInt32
         if who.uid == uid {
@@ -112,13 +112,13 @@ struct FileStatus: Sendable, Equatable {
 }
 
 /// The user doctor runs as, from `/proc/self/status` (so a fake tree can set it).
-struct Identity: Sendable, Equatable {
-    var uid: UInt32
-    var gid: UInt32
-    var groups: [UInt32]
+public struct Identity: Sendable, Equatable {
+    public var uid: UInt32
+    public var gid: UInt32
+    public var groups: [UInt32]
 
     /// Parses the `Uid:`, `Gid:` and `Groups:` lines (effective ids are the second field).
-    init?(status: String) {
+    public init?(status: String) {
         var uid: UInt32?, gid: UInt32?, groups: [UInt32] = []
         for line in status.split(separator: "\n") {
             let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
@@ -135,14 +135,14 @@ struct Identity: Sendable, Equatable {
         self.init(uid: uid, gid: gid, groups: groups)
     }
 
-    init(uid: UInt32, gid: UInt32, groups: [UInt32]) {
+    public init(uid: UInt32, gid: UInt32, groups: [UInt32]) {
         self.uid = uid
         self.gid = gid
         self.groups = groups
     }
 
     /// The process's own ids, when `/proc/self/status` cannot be read.
-    static func current() -> Identity {
+    public static func current() -> Identity {
         let n = getgroups(0, nil)
         var list = [gid_t](repeating: 0, count: Int(max(n, 0)))
         let got = getgroups(n, &list)

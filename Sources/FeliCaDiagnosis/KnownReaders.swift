@@ -1,7 +1,9 @@
+import FeliCa
+
 /// A USB reader model `felica doctor` recognises, and how this tool can reach it.
-struct KnownReader: Sendable {
+public struct KnownReader: Sendable {
     /// The ways a reader can be driven.
-    enum Route: Sendable, Equatable {
+    public enum Route: Sendable, Equatable {
         /// libnfc talks to it over USB itself, with this libnfc driver.
         case libnfc(driver: String)
         /// pcscd drives it through the CCID driver, which names it like this.
@@ -10,28 +12,28 @@ struct KnownReader: Sendable {
         case usb
     }
 
-    var vendor: UInt16
-    var product: UInt16
-    var name: String
+    public var vendor: UInt16
+    public var product: UInt16
+    public var name: String
     /// Routes in order of preference; empty = nothing this tool uses can drive it.
-    var routes: [Route]
+    public var routes: [Route]
     /// The kernel driver whose USB id table claims it (and so keeps user space away).
-    var kernelDriver: String?
+    public var kernelDriver: String?
     /// Why there is no route, for readers without one.
-    var unsupportedReason: String?
+    public var unsupportedReason: String?
 
-    var id: String { "\(hex4(vendor)):\(hex4(product))" }
-    var label: String { "\(name) (\(id))" }
+    public var id: String { "\(Hex.digits(vendor, count: 4)):\(Hex.digits(product, count: 4))" }
+    public var label: String { "\(name) (\(id))" }
 
-    var libnfcDriver: String? {
+    public var libnfcDriver: String? {
         for r in routes { if case .libnfc(let d) = r { return d } }
         return nil
     }
 
     /// Whether this tool drives it directly over USB.
-    var direct: Bool { routes.contains(.usb) }
+    public var direct: Bool { routes.contains(.usb) }
 
-    var pcscName: String? {
+    public var pcscName: String? {
         for r in routes { if case .pcsc(let n) = r { return n } }
         return nil
     }
@@ -54,8 +56,8 @@ struct KnownReader: Sendable {
 /// - Linux `drivers/nfc/pn533/usb.c` (`pn533_usb_table`: 04cc:2533, 04e6:5591, 054c:02e1,
 ///   072f:2200) and `drivers/nfc/port100.c` (RC-S380/S 054c:06c1, RC-S380/P 054c:06c3),
 ///   torvalds/linux: the kernel drivers that claim these readers when loaded.
-enum KnownReaders {
-    static let all: [KnownReader] = [
+public enum KnownReaders {
+    public static let all: [KnownReader] = [
         KnownReader(vendor: 0x04CC, product: 0x2533, name: "NXP PN533", routes: [.libnfc(driver: "pn53x_usb")], kernelDriver: "pn533_usb"),
         KnownReader(vendor: 0x04CC, product: 0x0531, name: "Philips PN531", routes: [.libnfc(driver: "pn53x_usb")]),
         KnownReader(vendor: 0x054C, product: 0x0193, name: "Sony PN531 reader", routes: [.libnfc(driver: "pn53x_usb")]),
@@ -72,20 +74,20 @@ enum KnownReaders {
         KnownReader(vendor: 0x054C, product: 0x06C3, name: "Sony RC-S380/P", routes: [.usb], kernelDriver: "port100"),
     ]
 
-    static func match(vendor: UInt16, product: UInt16) -> KnownReader? {
+    public static func match(vendor: UInt16, product: UInt16) -> KnownReader? {
         all.first { $0.vendor == vendor && $0.product == product }
     }
 
     /// The kernel modules that grab NFC readers, each with the modules it pulls in, in the
     /// order `modprobe -r` must remove them.
-    static let kernelModules: [String: [String]] = [
+    public static let kernelModules: [String: [String]] = [
         "pn533_usb": ["pn533_usb", "pn533", "nfc"],
         "port100": ["port100", "nfc_digital", "nfc"],
     ]
 
     /// The modules libnfc's Debian package blacklists (`/etc/modprobe.d/blacklist-libnfc.conf`).
-    static let blacklist = ["nfc", "pn533", "pn533_usb"]
+    public static let blacklist = ["nfc", "pn533", "pn533_usb"]
 
     /// Every module name doctor watches in `/proc/modules`.
-    static let watchedModules: Set<String> = ["pn533_usb", "pn533", "port100", "nfc", "nfc_digital"]
+    public static let watchedModules: Set<String> = ["pn533_usb", "pn533", "port100", "nfc", "nfc_digital"]
 }

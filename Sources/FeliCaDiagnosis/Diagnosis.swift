@@ -1,43 +1,43 @@
+import FeliCa
 import FeliCaUSB
 import FeliCaDevices
+
 /// How a check came out.
-enum Verdict: String, Sendable, Comparable {
+public enum Verdict: String, Sendable, Comparable {
     case ok, warning, problem
 
-    /// How a terminal shows it.
-    var colour: Colour {
-        switch self {
-        case .ok: .green
-        case .warning: .yellow
-        case .problem: .red
-        }
-    }
-
-    static func < (a: Verdict, b: Verdict) -> Bool { a.rank < b.rank }
+    public static func < (a: Verdict, b: Verdict) -> Bool { a.rank < b.rank }
     private var rank: Int { self == .ok ? 0 : self == .warning ? 1 : 2 }
 }
 
 /// One finding of `felica doctor`: what was checked, the verdict, and what fixes it.
-struct DoctorCheck: Sendable, Equatable {
+public struct DoctorCheck: Sendable, Equatable {
     /// Short machine name: `libnfc`, `pcsc-lite`, `usb`, `kernel-modules`, `pcscd`, `permissions`, `poll`.
-    var check: String
-    var verdict: Verdict
-    var summary: String
+    public var check: String
+    public var verdict: Verdict
+    public var summary: String
     /// The exact command(s) or file that fix it; may span lines. nil when nothing needs fixing.
-    var fix: String?
+    public var fix: String?
+
+    public init(check: String, verdict: Verdict, summary: String, fix: String? = nil) {
+        self.check = check
+        self.verdict = verdict
+        self.summary = summary
+        self.fix = fix
+    }
 }
 
 /// A USB device matched against the known readers, with the route this tool would take.
-struct RecognizedReader: Sendable {
-    var usb: USBDevice
-    var model: KnownReader
+public struct RecognizedReader: Sendable {
+    public var usb: USBDevice
+    public var model: KnownReader
     /// The route in use: PC/SC when pcscd can serve it, else libnfc; nil when none can.
-    var route: KnownReader.Route?
+    public var route: KnownReader.Route?
     /// Why it cannot be used right now (empty when nothing is in the way).
-    var blockers: [String]
+    public var blockers: [String]
 
     /// The device that reaches it.
-    var device: DeviceSpec? {
+    public var device: DeviceSpec? {
         switch route {
         case .libnfc(let driver): DeviceSpec(.libnfc(connstring: "\(driver):\(usb.busAddress)"))
         case .pcsc(let name): DeviceSpec(.pcsc(reader: .named(name), dialect: nil))
@@ -46,18 +46,18 @@ struct RecognizedReader: Sendable {
         }
     }
 
-    var label: String { "\(model.label) on \(usb.location)" }
+    public var label: String { "\(model.label) on \(usb.location)" }
 }
 
 /// Turns a ``HostSnapshot`` into checks. Pure: no I/O, so every verdict is reachable from
 /// a fake tree.
-struct Diagnosis: Sendable {
-    var checks: [DoctorCheck] = []
-    var readers: [RecognizedReader] = []
+public struct Diagnosis: Sendable {
+    public var checks: [DoctorCheck] = []
+    public var readers: [RecognizedReader] = []
 
     /// `libnfcRequested`: the user asked for a libnfc device (`--device libnfc...`), so a
     /// reader pcscd holds is a problem rather than a choice.
-    init(_ host: HostSnapshot, libnfcRequested: Bool = false) {
+    public init(_ host: HostSnapshot, libnfcRequested: Bool = false) {
         let pcscAvailable = host.pcscd != nil && host.ccid != nil && (host.pcscdProcess != nil || host.pcscdSocket)
         readers = (host.usb ?? []).compactMap { usb in
             guard let model = KnownReaders.match(vendor: usb.vendor, product: usb.product) else { return nil }
@@ -81,7 +81,7 @@ struct Diagnosis: Sendable {
         checkPackagedFiles(host)
     }
 
-    var worst: Verdict { checks.map(\.verdict).max() ?? .ok }
+    public var worst: Verdict { checks.map(\.verdict).max() ?? .ok }
 
     // MARK: - Libraries
 
@@ -220,7 +220,7 @@ struct Diagnosis: Sendable {
 
     /// `sudo modprobe -r` for the driver and the modules it pulled in that nothing else
     /// uses, then the blacklist lines still missing from modprobe.d.
-    func modulesFix(_ driver: String, _ host: HostSnapshot) -> String {
+    public func modulesFix(_ driver: String, _ host: HostSnapshot) -> String {
         let chain = KnownReaders.kernelModules[driver] ?? [driver]
         var remove: [String] = []
         for m in chain {
@@ -333,7 +333,7 @@ struct Diagnosis: Sendable {
                     summary += "; the udev rule \(installed.path) covers it, but the node was made before the rule was in place (the reader was plugged in before it was installed)"
                     fix = """
                         apply the rule to the plugged-in reader: sudo udevadm control --reload-rules && \
-                        sudo udevadm trigger --action=change --subsystem-match=usb --attr-match=idVendor=\(hex4(r.model.vendor))
+                        sudo udevadm trigger --action=change --subsystem-match=usb --attr-match=idVendor=\(Hex.digits(r.model.vendor, count: 4))
                         or unplug the reader and plug it in again
                         """
                     if !inPlugdev { fix += "\n(logged in remotely, not at the seat? also \(join))" }

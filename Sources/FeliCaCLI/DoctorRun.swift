@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaJSON
 import FeliCaDevices
+import FeliCaDiagnosis
 
 /// The whole of one `felica doctor` run: the system checks, then a poll on each reader.
 struct DoctorRun: Sendable {
@@ -186,5 +187,16 @@ struct DoctorRun: Sendable {
             }),
             "ready": .bool(ready),
         ])
+    }
+}
+
+extension Verdict {
+    /// How a terminal shows it.
+    var colour: Colour {
+        switch self {
+        case .ok: .green
+        case .warning: .yellow
+        case .problem: .red
+        }
     }
 }

@@ -1,21 +1,23 @@
-/// One USB device from sysfs.
-struct USBDevice: Sendable {
-    /// Its directory name under `/sys/bus/usb/devices` (`1-2`).
-    var sysfsName: String
-    var vendor: UInt16
-    var product: UInt16
-    var productName: String?
-    var bus: Int
-    var device: Int
-    /// Kernel drivers bound to its interfaces (`pn533_usb`, `usbfs` for a user-space claim).
-    var interfaceDrivers: [String]
+import FeliCa
 
-    var id: String { "\(hex4(vendor)):\(hex4(product))" }
+/// One USB device from sysfs.
+public struct USBDevice: Sendable {
+    /// Its directory name under `/sys/bus/usb/devices` (`1-2`).
+    public var sysfsName: String
+    public var vendor: UInt16
+    public var product: UInt16
+    public var productName: String?
+    public var bus: Int
+    public var device: Int
+    /// Kernel drivers bound to its interfaces (`pn533_usb`, `usbfs` for a user-space claim).
+    public var interfaceDrivers: [String]
+
+    public var id: String { "\(Hex.digits(vendor, count: 4)):\(Hex.digits(product, count: 4))" }
     /// `001:004`, as libnfc's USB drivers and `lsusb` number it.
-    var busAddress: String { "\(pad3(bus)):\(pad3(device))" }
+    public var busAddress: String { "\(pad3(bus)):\(pad3(device))" }
     /// The usbfs node libusb opens.
-    var node: String { "/dev/bus/usb/\(pad3(bus))/\(pad3(device))" }
-    var location: String { "USB bus \(pad3(bus)) device \(pad3(device))" }
+    public var node: String { "/dev/bus/usb/\(pad3(bus))/\(pad3(device))" }
+    public var location: String { "USB bus \(pad3(bus)) device \(pad3(device))" }
 }
 
 private func pad3(_ n: Int) -> String {
@@ -24,83 +26,83 @@ private func pad3(_ n: Int) -> String {
 }
 
 /// A line of `/proc/modules`.
-struct LoadedModule: Sendable {
-    var name: String
+public struct LoadedModule: Sendable {
+    public var name: String
     /// Modules that depend on it (the fourth column).
-    var usedBy: [String]
+    public var usedBy: [String]
 }
 
 /// A running process.
-struct HostProcess: Sendable {
-    var pid: Int
-    var command: String
+public struct HostProcess: Sendable {
+    public var pid: Int
+    public var command: String
 }
 
 /// A library or program found installed, with where its version came from.
-struct Installed: Sendable {
-    var version: String?
+public struct Installed: Sendable {
+    public var version: String?
     /// "Debian package libnfc6", "libnfc.pc", "/usr/lib/x86_64-linux-gnu/libnfc.so.6.0.0".
-    var source: String
+    public var source: String
 
-    var summary: String { (version.map { "\($0) " } ?? "") + "(\(source))" }
+    public var summary: String { (version.map { "\($0) " } ?? "") + "(\(source))" }
 }
 
 /// A udev rules file in effect, with the USB readers its access rules name.
-struct UdevRuleFile: Sendable, Equatable {
-    var path: String
+public struct UdevRuleFile: Sendable, Equatable {
+    public var path: String
     /// `vvvv:pppp` of each rule that names a vendor and product and sets a group, a mode or
     /// the `uaccess` tag.
-    var ids: Set<String>
+    public var ids: Set<String>
 
     /// The file's name, without its directory.
-    var name: String { String(path.split(separator: "/").last ?? "") }
+    public var name: String { String(path.split(separator: "/").last ?? "") }
 }
 
 /// The files the felica Debian package installs for readers, where `felica doctor` looks for them.
-enum PackagedFiles {
+public enum PackagedFiles {
     /// The Debian package that installs them.
-    static let package = "felica"
+    public static let package = "felica"
     /// The udev rule (a file of the same name in /etc/udev/rules.d replaces it, as udev does).
-    static let udevRule = "/usr/lib/udev/rules.d/60-felica.rules"
+    public static let udevRule = "/usr/lib/udev/rules.d/60-felica.rules"
     /// The modprobe file blacklisting the kernel's `port100` driver.
-    static let blacklist = "/usr/lib/modprobe.d/felica.conf"
+    public static let blacklist = "/usr/lib/modprobe.d/felica.conf"
     /// The directories udev reads rules from, earlier ones replacing later ones' files of the same name.
-    static let udevRuleDirectories = ["/etc/udev/rules.d", "/run/udev/rules.d", "/usr/lib/udev/rules.d", "/lib/udev/rules.d"]
+    public static let udevRuleDirectories = ["/etc/udev/rules.d", "/run/udev/rules.d", "/usr/lib/udev/rules.d", "/lib/udev/rules.d"]
 }
 
 /// Everything `felica doctor` reads from the system, gathered once.
-struct HostSnapshot: Sendable {
+public struct HostSnapshot: Sendable {
     /// nil when `/sys/bus/usb/devices` cannot be read (no sysfs, e.g. some containers).
-    var usb: [USBDevice]?
+    public var usb: [USBDevice]?
     /// nil when `/proc/modules` cannot be read.
-    var modules: [String: LoadedModule]?
-    var processes: [HostProcess]
-    var identity: Identity
-    var libnfc: Installed?
-    var pcscLibrary: Installed?
-    var pcscd: Installed?
-    var ccid: Installed?
+    public var modules: [String: LoadedModule]?
+    public var processes: [HostProcess]
+    public var identity: Identity
+    public var libnfc: Installed?
+    public var pcscLibrary: Installed?
+    public var pcscd: Installed?
+    public var ccid: Installed?
     /// Modules named by `blacklist` lines in modprobe.d, each with the file that names it.
-    var blacklist: [String: String]
+    public var blacklist: [String: String]
     /// The udev rules files in effect that give access to USB devices by id.
-    var udevRules: [UdevRuleFile] = []
+    public var udevRules: [UdevRuleFile] = []
     /// The version of the installed felica Debian package; nil when not installed.
-    var felicaPackage: String?
+    public var felicaPackage: String?
     /// pcscd's socket exists: it starts on demand even when not running.
-    var pcscdSocket: Bool
+    public var pcscdSocket: Bool
     /// What pcscd has open (targets of `/proc/<pid>/fd/*`); nil when not running or not
     /// readable (another user's process).
-    var pcscdOpenFiles: [String]?
+    public var pcscdOpenFiles: [String]?
     /// Owner and mode of each USB device's `/dev/bus/usb` node, by node path.
-    var nodes: [String: FileStatus]
+    public var nodes: [String: FileStatus]
     /// The kernel's own answer to "may I open it read-write", by node path; only on the
     /// real system (see ``HostFiles/kernelAllowsReadWrite(_:)``).
-    var nodeAccess: [String: Bool] = [:]
+    public var nodeAccess: [String: Bool] = [:]
     /// Group and user names by id, for messages.
-    var groupNames: [UInt32: String]
-    var userNames: [UInt32: String]
+    public var groupNames: [UInt32: String]
+    public var userNames: [UInt32: String]
 
-    static func read(_ host: HostFiles) -> HostSnapshot {
+    public static func read(_ host: HostFiles) -> HostSnapshot {
         let dpkg = host.read("/var/lib/dpkg/status").map(parseDpkgStatus) ?? [:]
         let libDirs = libraryDirectories(host)
         let groups = host.read("/etc/group").map { parseNames($0, idField: 2) } ?? [:]
@@ -141,7 +143,7 @@ struct HostSnapshot: Sendable {
     }
 
     /// USB devices (not hubs' interfaces) with their ids and bound interface drivers.
-    static func readUSB(_ host: HostFiles) -> [USBDevice]? {
+    public static func readUSB(_ host: HostFiles) -> [USBDevice]? {
         let base = "/sys/bus/usb/devices"
         guard let names = host.list(base) else { return nil }
         var devices: [USBDevice] = []
@@ -162,7 +164,7 @@ struct HostSnapshot: Sendable {
     }
 
     /// `name size refcount used,by, state address`.
-    static func parseModules(_ text: String) -> [String: LoadedModule] {
+    public static func parseModules(_ text: String) -> [String: LoadedModule] {
         var out: [String: LoadedModule] = [:]
         for line in text.split(separator: "\n") {
             let f = line.split(separator: " ")
@@ -173,7 +175,7 @@ struct HostSnapshot: Sendable {
         return out
     }
 
-    static func readProcesses(_ host: HostFiles) -> [HostProcess] {
+    public static func readProcesses(_ host: HostFiles) -> [HostProcess] {
         (host.list("/proc") ?? []).compactMap { name in
             guard let pid = Int(name), let comm = host.attribute("/proc/\(name)/comm") else { return nil }
             return HostProcess(pid: pid, command: comm)
@@ -181,7 +183,7 @@ struct HostSnapshot: Sendable {
     }
 
     /// Installed packages and versions from dpkg's database (what `dpkg-query -W` prints).
-    static func parseDpkgStatus(_ text: String) -> [String: String] {
+    public static func parseDpkgStatus(_ text: String) -> [String: String] {
         var out: [String: String] = [:]
         for stanza in text.split(separator: "\n\n", omittingEmptySubsequences: true) {
             var name: String?, version: String?, installed = false
@@ -199,7 +201,7 @@ struct HostSnapshot: Sendable {
     }
 
     /// `name:x:id:...` files (/etc/group, /etc/passwd).
-    static func parseNames(_ text: String, idField: Int) -> [UInt32: String] {
+    public static func parseNames(_ text: String, idField: Int) -> [UInt32: String] {
         var out: [UInt32: String] = [:]
         for line in text.split(separator: "\n") {
             let f = line.split(separator: ":", omittingEmptySubsequences: false)
@@ -208,7 +210,7 @@ struct HostSnapshot: Sendable {
         return out
     }
 
-    static func libraryDirectories(_ host: HostFiles) -> [String] {
+    public static func libraryDirectories(_ host: HostFiles) -> [String] {
         var dirs: [String] = []
         for base in ["/usr/lib", "/lib"] {
             for name in host.list(base) ?? [] where name.hasSuffix("-linux-gnu") { dirs.append("\(base)/\(name)") }
@@ -217,7 +219,7 @@ struct HostSnapshot: Sendable {
     }
 
     /// A library's version from dpkg, else its pkg-config file, else the shared object's name.
-    static func findLibrary(_ host: HostFiles, _ dirs: [String], dpkg: [String: String], packagePrefix: String, pc: String, so: String) -> Installed? {
+    public static func findLibrary(_ host: HostFiles, _ dirs: [String], dpkg: [String: String], packagePrefix: String, pc: String, so: String) -> Installed? {
         // Runtime packages are named <prefix><soname digits>: libnfc6, libpcsclite1.
         let runtime = dpkg.filter { $0.key.count > packagePrefix.count && $0.key.hasPrefix(packagePrefix)
             && $0.key.dropFirst(packagePrefix.count).allSatisfy(\.isNumber) }
@@ -239,14 +241,14 @@ struct HostSnapshot: Sendable {
     }
 
     /// `1.8.0-2` → `1.8.0`; `1:2.0.1-3` → `2.0.1`.
-    static func upstreamVersion(_ v: String) -> String {
+    public static func upstreamVersion(_ v: String) -> String {
         var s = Substring(v)
         if let colon = s.firstIndex(of: ":") { s = s[s.index(after: colon)...] }
         if let dash = s.lastIndex(of: "-") { s = s[..<dash] }
         return String(s)
     }
 
-    static func readBlacklist(_ host: HostFiles) -> [String: String] {
+    public static func readBlacklist(_ host: HostFiles) -> [String: String] {
         var out: [String: String] = [:]
         for dir in ["/etc/modprobe.d", "/run/modprobe.d", "/usr/lib/modprobe.d", "/lib/modprobe.d"] {
             for file in host.list(dir) ?? [] where file.hasSuffix(".conf") {
@@ -261,7 +263,7 @@ struct HostSnapshot: Sendable {
 
     /// The `.rules` files udev uses (one per name, the first directory of
     /// ``PackagedFiles/udevRuleDirectories`` that has it), keeping those that grant access by USB id.
-    static func readUdevRules(_ host: HostFiles) -> [UdevRuleFile] {
+    public static func readUdevRules(_ host: HostFiles) -> [UdevRuleFile] {
         var seen: Set<String> = []
         var out: [UdevRuleFile] = []
         for dir in PackagedFiles.udevRuleDirectories {
@@ -278,7 +280,7 @@ struct HostSnapshot: Sendable {
 
     /// `vvvv:pppp` of each rule line matching `idVendor` and `idProduct` (ATTR or ATTRS) that
     /// sets `GROUP=`, `MODE=` or adds the `uaccess` tag; comments are skipped.
-    static func parseUdevAccessRules(_ text: String) -> Set<String> {
+    public static func parseUdevAccessRules(_ text: String) -> Set<String> {
         func value(_ line: Substring, _ key: String) -> String? {
             for prefix in ["ATTRS{\(key)}==\"", "ATTR{\(key)}==\""] {
                 guard let r = line.range(of: prefix) else { continue }
@@ -298,16 +300,16 @@ struct HostSnapshot: Sendable {
     }
 
     /// The rules file in effect that gives access to USB device `id` (`vvvv:pppp`), if any.
-    func udevRule(covering id: String) -> UdevRuleFile? { udevRules.first { $0.ids.contains(id) } }
+    public func udevRule(covering id: String) -> UdevRuleFile? { udevRules.first { $0.ids.contains(id) } }
 
-    var blacklisted: Set<String> { Set(blacklist.keys) }
+    public var blacklisted: Set<String> { Set(blacklist.keys) }
 
     // MARK: - Questions
 
-    var pcscdProcess: HostProcess? { processes.first { $0.command == "pcscd" } }
+    public var pcscdProcess: HostProcess? { processes.first { $0.command == "pcscd" } }
 
-    func isLoaded(_ module: String) -> Bool { modules?[module] != nil }
+    public func isLoaded(_ module: String) -> Bool { modules?[module] != nil }
 
-    func groupName(_ gid: UInt32) -> String { groupNames[gid] ?? String(gid) }
-    func userName(_ uid: UInt32) -> String { userNames[uid] ?? String(uid) }
+    public func groupName(_ gid: UInt32) -> String { groupNames[gid] ?? String(gid) }
+    public func userName(_ uid: UInt32) -> String { userNames[uid] ?? String(uid) }
 }
