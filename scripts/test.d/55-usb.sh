@@ -18,6 +18,10 @@ declare -A service=([suica]="--service 008b" [edy]="--system fe00 --service 110b
 for card in suica edy nanaco waon wallet; do
   usb_matches_virtual rcs380 usb "$card" "${commands[@]/READ/${service[$card]}}"
 done
+# FeliCa Lite-S tags (no Request System Code, 4 blocks a read): the NDEF message, the ID
+# block and the memory map.
+usb_matches_virtual rcs380 usb lite-s "ndef" "ndef --json" "poll" "poll --json" "dump" "dump --json"
+usb_matches_virtual rcs380 usb aime "poll" "dump"
 
 # felica devices, FELICA_DEVICE and the default device find the emulated reader.
 out="$(timeout 60 "$sim" rcs380 --card suica -- bash -c "\"$felica\" devices; FELICA_DEVICE=usb:054c:06c1 \"$felica\" poll; \"$felica\" balance" 2>&1)"
@@ -132,8 +136,8 @@ else
 fi
 
 # A reader unplugged under a running watch (mid-command, as the 14th packet reaches the
-# card) and plugged back in 3 s later: watch says so once each way and reads on, finding the
-# bare `usb` again by its model. --exit-on-reader-loss ends as before: exit 1, the clear error.
+# card) and plugged back in 3 s later at the next address (001:005): watch says so once each
+# way and reads on, finding the bare `usb` again by its model. --exit-on-reader-loss ends as before: exit 1, the clear error.
 timeout 40 "$sim" rcs380 --card suica --taps 6:6 --fault away@14:3000 -- \
   timeout 30 "$felica" watch --device usb --count 3 --json --interval 0.1 >"$tmp/loss.out" 2>"$tmp/loss.err"
 reader_loss_watched "RC-S380 unplugged and plugged back in" usb "$tmp/loss.out" "$tmp/loss.err"
