@@ -43,7 +43,7 @@ let package = Package(
         // reader selector, whole-buffer reads and writes.
         .target(name: "FeliCaTransportSupport", swiftSettings: strict),
         .target(name: "FeliCaCards", dependencies: ["FeliCa"], swiftSettings: strict),
-        .target(name: "FeliCaTrace", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaTransportSupport"], swiftSettings: strict),
+        .target(name: "FeliCaTrace", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaTransportSupport", "FeliCaCards"], swiftSettings: strict),
         // Cards made of data: card images, the virtual card, the sample cards. Product, not test scaffolding.
         .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaTransportSupport"], swiftSettings: strict),
         // Stand-ins for readers: the PN532/RC-S956, RC-S380 and vpcd emulators and the servers that put them
@@ -142,7 +142,7 @@ let package = Package(
             dependencies: ["TestSupport", "FeliCa", "FeliCaDevices", "FeliCaSimulation", "FeliCaEmulators", "FeliCaCards", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPCSC"],
             exclude: ["Traces"], swiftSettings: strict),
         .testTarget(
-            name: "FeliCaCLITests", dependencies: ["TestSupport", "FeliCaCLI", "FeliCaDiagnosis", "FeliCaSimCommands", "FeliCaDevices", "FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaUSB"],
+            name: "FeliCaCLITests", dependencies: ["TestSupport", "FeliCaCLI", "FeliCaDiagnosis", "FeliCaSimCommands", "FeliCaDevices", "FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaUSB", "FeliCaJSON"],
             exclude: ["Golden", "Fixtures"], swiftSettings: strict),
     ]
 )
