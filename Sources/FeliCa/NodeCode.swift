@@ -95,3 +95,40 @@ public struct NodeAttribute: Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+/// The node list Request Service and Request Block Information send, `n node(2 LE)×n`
+/// with n 1-32, and the list of one 16-bit answer per node their responses carry.
+enum NodeList {
+    static let maximum = 32
+
+    static func check(_ count: Int, command: String) throws(FeliCaError) {
+        guard (1...maximum).contains(count) else {
+            throw FeliCaError(.invalidArgument, "\(command) takes 1-\(maximum) nodes, got \(count)")
+        }
+    }
+
+    static func encode(_ nodes: [NodeCode], into w: inout FrameWriter) {
+        w.append(UInt8(nodes.count))
+        for n in nodes { w.append(n.rawValue, .littleEndian) }
+    }
+
+    static func decode(_ r: inout ByteReader) throws(FeliCaError) -> [NodeCode] {
+        let n = Int(try r.readUInt8("number of nodes"))
+        guard (1...maximum).contains(n) else {
+            throw FeliCaError(.invalidField, "\(r.frame): number of nodes \(n) is outside 1-\(maximum)")
+        }
+        var nodes: [NodeCode] = []
+        nodes.reserveCapacity(n)
+        for i in 0..<n { nodes.append(NodeCode(try r.readUInt16(.littleEndian, "node code \(i)"))) }
+        return nodes
+    }
+
+    /// `n answer(2 LE)×n`; each answer named `field` and its index in errors.
+    static func decodeAnswers(_ r: inout ByteReader, _ field: String) throws(FeliCaError) -> [UInt16] {
+        let n = Int(try r.readUInt8("number of nodes"))
+        var answers: [UInt16] = []
+        answers.reserveCapacity(n)
+        for i in 0..<n { answers.append(try r.readUInt16(.littleEndian, "\(field) \(i)")) }
+        return answers
+    }
+}

@@ -7,12 +7,10 @@ public struct RequestBlockInformationCommand: CardCommand {
     public var nodes: [NodeCode]
 
     /// Nodes one command asks about.
-    public static let maximumNodes = 32
+    public static let maximumNodes = NodeList.maximum
 
     public init(idm: IDm, nodes: [NodeCode]) throws(FeliCaError) {
-        guard (1...Self.maximumNodes).contains(nodes.count) else {
-            throw FeliCaError(.invalidArgument, "Request Block Information takes 1-32 nodes, got \(nodes.count)")
-        }
+        try NodeList.check(nodes.count, command: "Request Block Information")
         self.idm = idm
         self.nodes = nodes
     }
@@ -23,19 +21,12 @@ public struct RequestBlockInformationCommand: CardCommand {
 
     public func encodeBody(into w: inout FrameWriter) {
         w.appendBigEndian(idm.rawValue)
-        w.append(UInt8(nodes.count))
-        for n in nodes { w.append(n.rawValue, .littleEndian) }
+        NodeList.encode(nodes, into: &w)
     }
 
     public static func decodeBody(_ r: inout ByteReader) throws(FeliCaError) -> RequestBlockInformationCommand {
         let idm = try r.readIDm()
-        let n = Int(try r.readUInt8("number of nodes"))
-        guard (1...maximumNodes).contains(n) else {
-            throw FeliCaError(.invalidField, "\(r.frame): number of nodes \(n) is outside 1-32")
-        }
-        var nodes: [NodeCode] = []
-        nodes.reserveCapacity(n)
-        for i in 0..<n { nodes.append(NodeCode(try r.readUInt16(.littleEndian, "node code \(i)"))) }
+        let nodes = try NodeList.decode(&r)
         return try RequestBlockInformationCommand(idm: idm, nodes: nodes)
     }
 }
@@ -59,10 +50,7 @@ public struct RequestBlockInformationResponse: CardResponse {
 
     public static func decodeBody(_ r: inout ByteReader, expecting idm: IDm?) throws(FeliCaError) -> RequestBlockInformationResponse {
         let got = try r.readIDm(expecting: idm)
-        let n = Int(try r.readUInt8("number of nodes"))
-        var counts: [UInt16] = []
-        counts.reserveCapacity(n)
-        for i in 0..<n { counts.append(try r.readUInt16(.littleEndian, "block count \(i)")) }
+        let counts = try NodeList.decodeAnswers(&r, "block count")
         return RequestBlockInformationResponse(idm: got, blockCounts: counts)
     }
 }

@@ -6,12 +6,10 @@ public struct RequestServiceCommand: CardCommand {
     public var idm: IDm
     public var nodes: [NodeCode]
 
-    public static let maximumNodes = 32
+    public static let maximumNodes = NodeList.maximum
 
     public init(idm: IDm, nodes: [NodeCode]) throws(FeliCaError) {
-        guard (1...Self.maximumNodes).contains(nodes.count) else {
-            throw FeliCaError(.invalidArgument, "Request Service takes 1-32 nodes, got \(nodes.count)")
-        }
+        try NodeList.check(nodes.count, command: "Request Service")
         self.idm = idm
         self.nodes = nodes
     }
@@ -23,19 +21,12 @@ public struct RequestServiceCommand: CardCommand {
 
     public func encodeBody(into w: inout FrameWriter) {
         w.appendBigEndian(idm.rawValue)
-        w.append(UInt8(nodes.count))
-        for n in nodes { w.append(n.rawValue, .littleEndian) }
+        NodeList.encode(nodes, into: &w)
     }
 
     public static func decodeBody(_ r: inout ByteReader) throws(FeliCaError) -> RequestServiceCommand {
         let idm = try r.readIDm()
-        let n = Int(try r.readUInt8("number of nodes"))
-        guard (1...maximumNodes).contains(n) else {
-            throw FeliCaError(.invalidField, "\(r.frame): number of nodes \(n) is outside 1-32")
-        }
-        var nodes: [NodeCode] = []
-        nodes.reserveCapacity(n)
-        for i in 0..<n { nodes.append(NodeCode(try r.readUInt16(.littleEndian, "node code \(i)"))) }
+        let nodes = try NodeList.decode(&r)
         return try RequestServiceCommand(idm: idm, nodes: nodes)
     }
 }
@@ -63,13 +54,7 @@ public struct RequestServiceResponse: CardResponse {
 
     public static func decodeBody(_ r: inout ByteReader, expecting idm: IDm?) throws(FeliCaError) -> RequestServiceResponse {
         let got = try r.readIDm(expecting: idm)
-        let n = Int(try r.readUInt8("number of nodes"))
-        var kv: [UInt16?] = []
-        kv.reserveCapacity(n)
-        for i in 0..<n {
-            let v = try r.readUInt16(.littleEndian, "key version \(i)")
-            kv.append(v == 0xFFFF ? nil : v)
-        }
-        return RequestServiceResponse(idm: got, keyVersions: kv)
+        let versions = try NodeList.decodeAnswers(&r, "key version")
+        return RequestServiceResponse(idm: got, keyVersions: versions.map { $0 == 0xFFFF ? nil : $0 })
     }
 }

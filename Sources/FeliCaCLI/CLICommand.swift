@@ -94,6 +94,8 @@ struct ReaderOptions: Sendable {
     /// Whether opening a reader fails when no card is placed within the wait; `watch`
     /// opens a PC/SC reader without one and waits for each card as it polls.
     var requiresCard = true
+    /// How often a lost reader is opened again (`watch`); nil: a lost reader ends the command.
+    var reconnectInterval: Duration?
     /// The device's file and the trace, checked: the trace never overwrites what the
     /// device reads. A command with files of its own adds them and checks again.
     var files = FileRoles()

@@ -12,7 +12,8 @@ enum CardContext {
 
     /// The opening options of a command: its `--dialect`, `--wait`, and its console for notices.
     static func openOptions(_ options: ReaderOptions, console: Console) -> Device.OpenOptions {
-        Device.OpenOptions(dialect: options.dialect, wait: options.wait, requiresCard: options.requiresCard) { notice in
+        Device.OpenOptions(dialect: options.dialect, wait: options.wait, requiresCard: options.requiresCard,
+                           reconnectInterval: options.reconnectInterval) { notice in
             switch notice {
             case .waitingForCard: console.progress(notice.message)
             case .chosen, .replayDamaged: console.diag(notice.message)

@@ -47,12 +47,18 @@ public struct Device: Sendable {
         public var requiresCard: Bool
         /// Told what opening is doing or chose, for a progress line or a note.
         public var notify: (@Sendable (DeviceNotice) -> Void)?
+        /// When set, a reader is opened inside a ``ReconnectingTransport``: the ``Taps``
+        /// loop on it opens it again, this often, when it is lost, rather than ending. Nil
+        /// (the default): a lost reader's error ends the loop. No effect on virtual cards
+        /// and replays.
+        public var reconnectInterval: Duration?
 
         public init(dialect: PCSCDialect? = nil, wait: Duration? = nil, requiresCard: Bool = true,
-                    notify: (@Sendable (DeviceNotice) -> Void)? = nil) {
+                    reconnectInterval: Duration? = nil, notify: (@Sendable (DeviceNotice) -> Void)? = nil) {
             self.dialect = dialect
             self.wait = wait
             self.requiresCard = requiresCard
+            self.reconnectInterval = reconnectInterval
             self.notify = notify
         }
     }
@@ -124,7 +130,41 @@ public struct Device: Sendable {
     /// whichever stack drives it: PC/SC while opening, libnfc and the RC-S380 at their
     /// first Polling.
     public static func open(_ spec: DeviceSpec, options: OpenOptions) async throws -> Device {
-        let name = spec.description
+        let device = try await openOnce(spec, options: options)
+        guard let interval = options.reconnectInterval, spec.isReader else { return device }
+        var reopening = options
+        reopening.reconnectInterval = nil
+        reopening.notify = nil
+        let again = reopening
+        let respecs = reopeningSpecs(spec, opened: device.transport)
+        let reader = ReconnectingTransport(device.transport, name: spec.description, interval: interval) {
+            var failure: (any Error)?
+            for respec in respecs {
+                do {
+                    return try await openOnce(respec, options: again, name: spec.description).transport
+                } catch {
+                    failure = failure ?? error
+                }
+            }
+            throw failure ?? FeliCaError(.noReader, "\(spec.description) is not back")
+        }
+        return Device(spec: spec, transport: reader)
+    }
+
+    /// What opens the reader `opened` (opened by `spec`) again: the same spec; for bare
+    /// `usb`, the same model by vendor and product ID first, then the first reader again.
+    static func reopeningSpecs(_ spec: DeviceSpec, opened: any Transport) -> [DeviceSpec] {
+        var reader = opened
+        while let wrapper = reader as? any TransportWrapper { reader = wrapper.inner }
+        guard case .usb(.first, let rate) = spec.kind, let usb = reader as? RCS380Transport else { return [spec] }
+        var byModel = spec
+        byModel.kind = .usb(.id(vendor: usb.model.vendor, product: usb.model.product), rate: rate)
+        return [byModel, spec]
+    }
+
+    /// Opens `spec` once, naming it `name` (its own string unless given).
+    static func openOnce(_ spec: DeviceSpec, options: OpenOptions, name given: String? = nil) async throws -> Device {
+        let name = given ?? spec.description
         let wait = spec.wait ?? defaultCardWait
         if options.dialect != nil {
             guard case .pcsc = spec.kind else {

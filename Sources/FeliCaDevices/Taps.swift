@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaSimulation
+import Synchronization
 
 /// One card placed on the reader: the card, and when the Polling that found it was sent.
 public struct Tap: Sendable {
@@ -17,6 +18,14 @@ public struct Tap: Sendable {
 /// for the next tap waits for that card to leave first, so a card held still is one tap.
 /// A `virtual:` card never leaves by itself: it is taken away after each tap and placed
 /// again after `interval`.
+///
+/// A reader opened with ``Device/OpenOptions/reconnectInterval`` outlives being unplugged:
+/// when it is lost (an exchange fails with `FeliCaError.Code.readerGone`, the code every
+/// transport gives a reader that left or stopped answering — never a card's absence or
+/// silence), the loop says ``Event/readerLost(device:error:)`` once, closes the reader,
+/// opens it again by the same device string every `reconnectInterval` until that works,
+/// says ``Event/readerBack(device:)`` and goes on. Without it, the loss ends the loop with
+/// its error. A card read in full before the loss is not read again if it is still there.
 ///
 /// ```swift
 /// let device = try await Device.open("usb")
@@ -37,6 +46,11 @@ public struct Taps: AsyncSequence, Sendable {
         /// The card read last is still on the reader ``Taps/leftOnReader`` after its read:
         /// no next card is read until it leaves. Sent once per tap.
         case stillOnReader(IDm)
+        /// The reader named `device` left or stopped answering (`error`, code
+        /// `readerGone`); waiting for it to come back. Sent once per loss.
+        case readerLost(device: String, error: FeliCaError)
+        /// The reader named `device` is open again after ``readerLost(device:error:)``.
+        case readerBack(device: String)
     }
 
     /// How long a card may stay on the reader after its tap before ``Event/stillOnReader(_:)``.
@@ -46,14 +60,37 @@ public struct Taps: AsyncSequence, Sendable {
     let virtualCard: VirtualCard?
     let interval: Duration
     let onEvent: (@Sendable (Event) -> Void)?
+    /// The reader to open again when it is lost; nil: a lost reader ends the loop.
+    let reconnecting: ReconnectingTransport?
+    /// A loss the loop body met (``readerFailed(_:)``), for the next iteration to handle.
+    private let bodyLoss = LossNote()
 
-    /// Taps on `session`'s transport, polled every `interval` for a card and for its leaving.
+    /// Taps on `session`'s transport, polled every `interval` for a card and for its leaving;
+    /// `reconnecting` (the bottom of `session`'s transport) is opened again when it is lost.
     public init(_ session: CardSession, virtualCard: VirtualCard? = nil, interval: Duration = .milliseconds(250),
-                onEvent: (@Sendable (Event) -> Void)? = nil) {
+                reconnecting: ReconnectingTransport? = nil, onEvent: (@Sendable (Event) -> Void)? = nil) {
         self.session = session
         self.virtualCard = virtualCard
         self.interval = interval
+        self.reconnecting = reconnecting
         self.onEvent = onEvent
+    }
+
+    /// Whether a lost reader is opened again rather than ending the loop.
+    public var reconnects: Bool { reconnecting != nil }
+
+    /// Tells the loop that reading a tap failed because the reader was lost (`error` has
+    /// code `readerGone`): the next iteration waits for the reader instead of ending, and
+    /// the card, not read in full, is read again if it is still there. Only when
+    /// ``reconnects``; otherwise the caller ends with the error.
+    public func readerFailed(_ error: FeliCaError) {
+        bodyLoss.error.withLock { $0 = error }
+    }
+
+    /// A loss the loop body met, until the loop takes it; shared by the copies of a ``Taps``.
+    final class LossNote: Sendable {
+        let error = Mutex<FeliCaError?>(nil)
+        func take() -> FeliCaError? { error.withLock { e in defer { e = nil }; return e } }
     }
 
     public func makeAsyncIterator() -> Iterator {
@@ -67,15 +104,45 @@ public struct Taps: AsyncSequence, Sendable {
         var onReader: Target?
 
         public mutating func next() async throws -> Tap? {
-            if let card = onReader {
-                try await taps.waitForRemoval(of: card)
+            if let lost = taps.bodyLoss.take(), let reader = taps.reconnecting {
                 onReader = nil
-                // A virtual card is placed again after the interval, as a hand would.
-                if taps.virtualCard != nil { try await Task.sleep(for: taps.interval) }
+                try await taps.reconnect(reader, after: lost)
             }
-            let tap = try await taps.waitForCard()
-            onReader = tap.target
-            return tap
+            while true {
+                do {
+                    if let card = onReader {
+                        try await taps.waitForRemoval(of: card)
+                        onReader = nil
+                        // A virtual card is placed again after the interval, as a hand would.
+                        if taps.virtualCard != nil { try await Task.sleep(for: taps.interval) }
+                    }
+                    let tap = try await taps.waitForCard()
+                    onReader = tap.target
+                    return tap
+                } catch let error as FeliCaError where error.code == .readerGone && taps.reconnecting != nil {
+                    try await taps.reconnect(taps.reconnecting!, after: error)
+                }
+            }
+        }
+    }
+
+    /// Says the reader is lost, closes it, and opens it again every `reader.interval` until
+    /// that works (or the task is cancelled, which ends the wait at once).
+    func reconnect(_ reader: ReconnectingTransport, after error: FeliCaError) async throws {
+        onEvent?(.readerLost(device: reader.name, error: error))
+        await reader.inner.close()
+        while true {
+            try await Task.sleep(for: reader.interval)
+            // Not back yet is any failure to open: gone from the bus, not answering yet,
+            // still held by the daemon. Only cancellation ends the wait.
+            guard let back = try? await reader.reopen() else { continue }
+            if Task.isCancelled {
+                await back.close()
+                throw CancellationError()
+            }
+            reader.replace(with: back)
+            onEvent?(.readerBack(device: reader.name))
+            return
         }
     }
 
@@ -115,8 +182,9 @@ public struct Taps: AsyncSequence, Sendable {
 
 extension Device {
     /// The cards tapped on this device, through `session` (one of ``session(wrapping:)``).
+    /// A reader opened with ``OpenOptions/reconnectInterval`` is opened again when it is lost.
     public func taps(_ session: CardSession, interval: Duration = .milliseconds(250),
                      onEvent: (@Sendable (Taps.Event) -> Void)? = nil) -> Taps {
-        Taps(session, virtualCard: virtualCard, interval: interval, onEvent: onEvent)
+        Taps(session, virtualCard: virtualCard, interval: interval, reconnecting: transport as? ReconnectingTransport, onEvent: onEvent)
     }
 }

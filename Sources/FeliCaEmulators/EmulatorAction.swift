@@ -9,6 +9,10 @@ public enum EmulatorAction: Hashable, Sendable {
     case cancel(after: Duration)
     /// The reader leaves the bus at `at`: from then on every transfer fails.
     case unplug(at: Duration)
+    /// The reader that left is plugged back in at `at`: whoever serves its link brings the
+    /// link back (the bus device, the pseudo-terminal) and calls the emulator's `plugIn()`.
+    /// Links opened before it left stay dead, as a real reader's would.
+    case plugIn(at: Duration)
 }
 
 /// A card tapped on the reader over and over: in the field for `present` packets, out
@@ -57,6 +61,7 @@ struct WriteSchedule {
     enum Due: Equatable {
         case bytes([UInt8])
         case unplug
+        case plugIn
     }
 
     private var queue: [(at: Duration, due: Due)] = []  // sorted by time, stable
@@ -69,6 +74,8 @@ struct WriteSchedule {
             case .unplug(let at):
                 queue.removeAll { $0.at > at }
                 insert(.unplug, at: at)
+            case .plugIn(let at):
+                insert(.plugIn, at: at)
             }
         }
     }

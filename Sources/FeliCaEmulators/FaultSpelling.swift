@@ -27,6 +27,19 @@ enum FaultSpelling {
 
     /// `late@N:MS` for a delay.
     static func late(_ exchange: Int, _ d: Duration) -> String {
-        "late@\(exchange):\(d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000)"
+        "late@\(exchange):\(milliseconds(d))"
+    }
+
+    /// `away@N:MS` for a reader away for `d`.
+    static func away(_ exchange: Int, _ d: Duration) -> String {
+        "away@\(exchange):\(milliseconds(d))"
+    }
+
+    /// How long the reader of an `away` fault stays away unless told: long enough for a
+    /// host to notice and try again a few times.
+    static let defaultAway: Duration = .seconds(3)
+
+    private static func milliseconds(_ d: Duration) -> Int64 {
+        d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
     }
 }

@@ -6,8 +6,14 @@ import Synchronization
 /// Runs a ``PN532Emulator`` on a pseudo-terminal, on a thread of its own, so that any
 /// PN532 host — libnfc's `pn532_uart` driver above all — can open ``path`` as if a PN532
 /// board were plugged in.
+///
+/// An `away` fault closes the terminal (the client sees the port hang up, as when a USB
+/// serial adapter is pulled) and removes the link; when the reader comes back, a new
+/// terminal is made and the link points at it, so a client reopening the link finds it.
 public final class PN532Server: Sendable {
-    private let terminal: PseudoTerminal
+    /// The terminal served now; another one after the reader was away.
+    private let current: Mutex<PseudoTerminal>
+    private var terminal: PseudoTerminal { current.withLock { $0 } }
     private let emulator: Mutex<PN532Emulator>
     /// A symlink to ``path`` made for the user (`--link`), removed by ``stop()``.
     public let link: String?
@@ -23,7 +29,8 @@ public final class PN532Server: Sendable {
 
     /// Creates the terminal (and the `link` symlink to it); call ``start()`` to serve.
     public init(card: VirtualCard?, options: PN532Emulator.Options = .init(), link: String? = nil) throws(FeliCaError) {
-        terminal = try PseudoTerminal()
+        let terminal = try PseudoTerminal()
+        current = Mutex(terminal)
         emulator = Mutex(PN532Emulator(card: card, options: options))
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else {
@@ -87,12 +94,16 @@ public final class PN532Server: Sendable {
         close(wakeRead)
         close(wakeWrite)
         terminal.close()
-        if let link {
-            var buffer = [CChar](repeating: 0, count: 4096)
-            let n = readlink(link, &buffer, buffer.count - 1)
-            if n > 0, String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self) == terminal.path {
-                unlink(link)
-            }
+        removeLink()
+    }
+
+    /// Removes the link if it still points at the terminal served now.
+    private func removeLink() {
+        guard let link else { return }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink(link, &buffer, buffer.count - 1)
+        if n > 0, String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self) == terminal.path {
+            unlink(link)
         }
     }
 
@@ -115,12 +126,26 @@ public final class PN532Server: Sendable {
         let clock = ContinuousClock()
         let origin = clock.now
         var schedule = WriteSchedule()
+        var away = false
         while true {
-            for case .bytes(let bytes) in schedule.takeDue(at: origin.duration(to: clock.now)) {
-                terminal.write(bytes)
+            for due in schedule.takeDue(at: origin.duration(to: clock.now)) {
+                switch due {
+                case .bytes(let bytes): if !away { terminal.write(bytes) }
+                case .unplug:
+                    away = true
+                    removeLink()
+                    terminal.close()
+                case .plugIn:
+                    guard let fresh = try? PseudoTerminal() else { continue }
+                    current.withLock { $0 = fresh }
+                    if let link { _ = symlink(fresh.path, link) }
+                    emulator.withLock { $0.plugIn() }
+                    away = false
+                }
             }
             guard let wait = schedule.pollTimeout(at: origin.duration(to: clock.now)) else { continue }
-            var fds = [pollfd(fd: terminal.master, events: Int16(POLLIN), revents: 0),
+            // While away, only the wake-up pipe is watched (poll skips a negative descriptor).
+            var fds = [pollfd(fd: away ? -1 : terminal.master, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
             let r = poll(&fds, 2, wait)
             if r < 0 && errno != EINTR { return }

@@ -80,6 +80,18 @@ public struct RCS380Emulator: Sendable {
         self.options = options
     }
 
+    /// Plugs the reader back in after an `away` fault: powered up afresh (no field, no
+    /// settings, no command running), with its card, its counters and its fired faults kept.
+    public mutating func plugIn() {
+        var fresh = Self(card: card, options: options)
+        fresh.commandCount = commandCount
+        fresh.cardExchanges = cardExchanges
+        fresh.invalidFrames = invalidFrames
+        fresh.abortedCommands = abortedCommands
+        fresh.firedFaults = firedFaults
+        self = fresh
+    }
+
     /// Whether a command is still running at `time`.
     public func isBusy(at time: Duration) -> Bool { time < busyUntil }
 
@@ -135,6 +147,13 @@ public struct RCS380Emulator: Sendable {
             unplugged = true
             busyUntil = Self.never
             actions.append(.unplug(at: t + timed(.milliseconds(1))))
+            return actions
+        }
+        if case .away(let away)? = fault {
+            unplugged = true
+            busyUntil = Self.never
+            actions.append(.unplug(at: t + timed(.milliseconds(1))))
+            actions.append(.plugIn(at: t + timed(.milliseconds(1)) + away))
             return actions
         }
         guard let work = outcome.work else {

@@ -39,6 +39,8 @@ public struct RCS380EmulatorLink: Port100Link, Sendable {
                 scheduled.removeAll { $0.at > after }
             case .unplug(let at):
                 unpluggedAt = min(unpluggedAt ?? at, at)
+            case .plugIn:
+                break  // this link was opened before the reader left: it stays dead
             }
         }
         return bytes.count

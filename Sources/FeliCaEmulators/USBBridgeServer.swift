@@ -8,6 +8,8 @@ import Synchronization
 /// comes out, each with its time.
 public protocol USBBridgedEmulator: Sendable {
     mutating func receive(_ bytes: some Sequence<UInt8>, at now: Duration) -> [EmulatorAction]
+    /// The reader is plugged back in after it left (``EmulatorAction/plugIn(at:)``).
+    mutating func plugIn()
 }
 
 extension RCS380Emulator: USBBridgedEmulator {}
@@ -16,8 +18,8 @@ extension PN532Emulator: USBBridgedEmulator {}
 /// Runs an emulated USB reader behind the umockdev bridge of `felica-sim rcs380` and
 /// `felica-sim rcs956`: the bridge (the usbdevfs plumbing) writes each bulk OUT transfer as
 /// a line `W <hex>` on a stream socket; the server answers `R <hex>` when the reader puts a
-/// transfer on the bulk IN endpoint, at the time the emulator says, and `U` when the reader
-/// leaves the bus.
+/// transfer on the bulk IN endpoint, at the time the emulator says, `U` when the reader
+/// leaves the bus and `P` when it is plugged back in.
 public final class USBBridgeServer<Emulator: USBBridgedEmulator>: Sendable {
     private let emulator: Mutex<Emulator>
     private let socket: Int32
@@ -42,6 +44,9 @@ public final class USBBridgeServer<Emulator: USBBridgedEmulator>: Sendable {
                 switch due {
                 case .bytes(let bytes): guard send("R " + Hex.encode(bytes)) else { return }
                 case .unplug: guard send("U") else { return }
+                case .plugIn:
+                    emulator.withLock { $0.plugIn() }
+                    guard send("P") else { return }
                 }
             }
             guard let wait = schedule.pollTimeout(at: origin.duration(to: clock.now)) else { continue }

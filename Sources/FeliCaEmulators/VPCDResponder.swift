@@ -128,7 +128,7 @@ public struct VPCDResponder {
         case .listPassiveTarget(let max, let bitRate, let payload):
             // Only FeliCa (212/424) is on this reader; the payload is a Polling without LEN.
             guard max >= 1, bitRate == ACR122.feliCa212 || bitRate == ACR122.feliCa424,
-                  payload.first == CommandCode.polling.rawValue
+                  PollingCommand.isPolling([UInt8(truncatingIfNeeded: payload.count + 1)] + payload)
             else {
                 reply = ACR122.reply(to: ACR122.Command.inListPassiveTarget.rawValue, [0x00])
                 break

@@ -13,7 +13,10 @@ func pcscError(_ rc: LONG, _ call: String, reader: String? = nil, phase: PCSCPha
     let code = "\(pcscName(rc) ?? "0x" + String(UInt32(truncatingIfNeeded: rc), radix: 16, uppercase: true))"
     switch rc {
     case SCARD_E_NO_SERVICE:
-        return FeliCaError(.noService, "no PC/SC daemon is running (SCARD_E_NO_SERVICE): start it with `sudo systemctl start pcscd`")
+        // Past the context, the daemon was there and went away: the reader is lost, as
+        // with SCARD_E_SERVICE_STOPPED.
+        return FeliCaError(phase == .context ? .noService : .readerGone,
+                           "no PC/SC daemon is running (SCARD_E_NO_SERVICE): start it with `sudo systemctl start pcscd`")
     case SCARD_E_SERVICE_STOPPED:
         return FeliCaError(phase == .context ? .noService : .readerGone,
                            "the PC/SC daemon stopped (SCARD_E_SERVICE_STOPPED): start it again with `sudo systemctl start pcscd`")

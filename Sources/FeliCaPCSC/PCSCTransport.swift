@@ -229,6 +229,10 @@ public final class PCSCTransport: Transport {
             c = try Self.connectToCard(context, spec: reader ?? spec, until: deadline, options: options, strict: false, settled: known)
         } catch where [.noCard, .cardGone, .transmission].contains(error.code) {
             return nil
+        } catch where error.code == .noReader {
+            // The reader was there when the transport opened: no longer listed, it was
+            // unplugged (or pcscd let go of it).
+            throw FeliCaError(.readerGone, "the PC/SC reader went away: \(error.reason)")
         }
         let atr: ATR
         do throws(FeliCaError) {

@@ -142,20 +142,14 @@ struct CoverageBounds {
         /// What a branch must beat: the larger of the threshold and the best cover found.
         var best: Int64 = 0
         var achieved: Int64 = 0
-        var open: Int64 = 0
-        var nodes = 0
-        var budget = 0
         var k = 0
-        var aborted = false
-        var deadline: ContinuousClock.Instant
-        let clock = ContinuousClock()
+        var budget = NodeBudget(keepsLargest: true)
 
         init(_ problem: CoverageBounds) {
             self.problem = problem
             holders = [UInt8](repeating: 0, count: problem.codesOf.count)
             gain = problem.cardsOf.map { $0.reduce(0) { $0 + problem.weights[Int($1)] } }
             scratch = [Int64](repeating: 0, count: problem.m)
-            deadline = clock.now
         }
 
         /// Takes code j, or gives it back.
@@ -177,16 +171,12 @@ struct CoverageBounds {
         /// cover found; nil when the deadline passes first.
         mutating func run(k: Int, threshold: Int64, nodeBudget: Int, deadline: ContinuousClock.Instant) -> (bound: Int64, found: Int64, complete: Bool)? {
             self.k = k
-            budget = nodeBudget
-            self.deadline = deadline
-            nodes = 0
-            open = 0
-            aborted = false
+            budget.start(nodes: nodeBudget, deadline: deadline)
             achieved = greedy(k)
             best = max(threshold, achieved)
             search(candidates: problem.allCodes, chosen: 0, covered: 0)
-            if aborted { return nil }
-            return (max(best, open), achieved, nodes <= budget)
+            guard let open = budget.open else { return nil }
+            return (max(best, open), achieved, budget.complete)
         }
 
         /// Cover by `k` codes picked greedily: the incumbent the search starts from.
@@ -207,7 +197,7 @@ struct CoverageBounds {
         /// still be taken): take it, or rule it out.
         mutating func search(candidates: UInt64, chosen: Int, covered: Int64) {
             if covered > achieved { achieved = covered; best = max(best, covered) }
-            guard chosen < k, candidates != 0, !aborted else { return }
+            guard chosen < k, candidates != 0, !budget.aborted else { return }
             let r = k - chosen
             var optimistic = covered, pick = -1, count = 0
             var x = candidates
@@ -223,13 +213,7 @@ struct CoverageBounds {
             } else {
                 optimistic += largest(r, of: gain, at: candidates, sign: 1, into: &scratch)
             }
-            if optimistic <= best { return }
-            nodes += 1
-            if nodes > budget {
-                open = max(open, optimistic)
-                return
-            }
-            if nodes & 4095 == 0 && clock.now >= deadline { aborted = true; return }
+            if optimistic <= best || !budget.expand(optimistic) { return }
             let g = gain[pick], rest = candidates & ~(1 << UInt64(pick))
             toggle(pick, take: true)
             search(candidates: rest, chosen: chosen + 1, covered: covered + g)
@@ -250,13 +234,8 @@ struct CoverageBounds {
         /// What a branch must beat: the smaller of the threshold and the least loss found.
         var best: Int64 = 0
         var achieved: Int64 = 0
-        var open: Int64 = 0
-        var nodes = 0
-        var budget = 0
         var r = 0
-        var aborted = false
-        var deadline: ContinuousClock.Instant
-        let clock = ContinuousClock()
+        var budget = NodeBudget(keepsLargest: false)
 
         init(_ problem: CoverageBounds) {
             self.problem = problem
@@ -265,7 +244,6 @@ struct CoverageBounds {
             marginal = [Int64](repeating: 0, count: problem.m)
             for (c, codes) in problem.codesOf.enumerated() where codes.count == 1 { marginal[Int(codes[0])] += problem.weights[c] }
             scratch = [Int64](repeating: 0, count: problem.m)
-            deadline = clock.now
         }
 
         /// Leaves code j out, or puts it back; returns the weight lost (or regained).
@@ -292,16 +270,12 @@ struct CoverageBounds {
         /// loss), and the least loss found; nil when the deadline passes first.
         mutating func run(r: Int, threshold: Int64, nodeBudget: Int, deadline: ContinuousClock.Instant) -> (loss: Int64, found: Int64, complete: Bool)? {
             self.r = r
-            budget = nodeBudget
-            self.deadline = deadline
-            nodes = 0
-            open = .max
-            aborted = false
+            budget.start(nodes: nodeBudget, deadline: deadline)
             achieved = greedy(r)
             best = min(threshold, achieved)
             search(candidates: problem.allCodes, dropped: 0, lost: 0)
-            if aborted { return nil }
-            return (min(best, open), achieved, nodes <= budget)
+            guard let open = budget.open else { return nil }
+            return (min(best, open), achieved, budget.complete)
         }
 
         /// Loss of leaving out `r` codes greedily (each time the one losing least).
@@ -320,7 +294,7 @@ struct CoverageBounds {
         /// Branches on the candidate losing least (`candidates`: bit j = code j may
         /// still be left out): leave it out, or keep it.
         mutating func search(candidates: UInt64, dropped: Int, lost: Int64) {
-            guard !aborted else { return }
+            guard !budget.aborted else { return }
             if dropped == r {
                 if lost < achieved { achieved = lost; best = min(best, lost) }
                 return
@@ -335,13 +309,7 @@ struct CoverageBounds {
                 if pick < 0 || marginal[j] < marginal[pick] { pick = j }
             }
             let optimistic = lost - largest(need, of: marginal, at: candidates, sign: -1, into: &scratch)
-            if optimistic >= best { return }
-            nodes += 1
-            if nodes > budget {
-                open = min(open, optimistic)
-                return
-            }
-            if nodes & 4095 == 0 && clock.now >= deadline { aborted = true; return }
+            if optimistic >= best || !budget.expand(optimistic) { return }
             let rest = candidates & ~(1 << UInt64(pick))
             let l = toggle(pick, leave: true)
             search(candidates: rest, dropped: dropped + 1, lost: lost + l)
@@ -349,6 +317,49 @@ struct CoverageBounds {
             search(candidates: rest, dropped: dropped, lost: lost)
         }
     }
+}
+
+/// What a budgeted branch and bound spends: nodes expanded against a budget, the bound
+/// of the branches left open when it runs out (the largest for a maximisation, the
+/// smallest for a minimisation), and a deadline checked every 4,096 nodes.
+struct NodeBudget {
+    let keepsLargest: Bool
+    private var nodes = 0
+    private var limit = 0
+    private var openBound: Int64 = 0
+    private(set) var aborted = false
+    private var deadline: ContinuousClock.Instant
+    private let clock = ContinuousClock()
+
+    init(keepsLargest: Bool) {
+        self.keepsLargest = keepsLargest
+        deadline = clock.now
+    }
+
+    mutating func start(nodes limit: Int, deadline: ContinuousClock.Instant) {
+        self.limit = limit
+        self.deadline = deadline
+        nodes = 0
+        openBound = keepsLargest ? 0 : .max
+        aborted = false
+    }
+
+    /// Counts a node whose branches could reach `optimistic`: false when it is not to be
+    /// expanded (the budget is spent, so its bound is kept open, or the deadline passed).
+    mutating func expand(_ optimistic: Int64) -> Bool {
+        nodes += 1
+        if nodes > limit {
+            openBound = keepsLargest ? max(openBound, optimistic) : min(openBound, optimistic)
+            return false
+        }
+        if nodes & 4095 == 0 && clock.now >= deadline { aborted = true; return false }
+        return true
+    }
+
+    /// The bound of the branches left open; nil when the deadline passed first.
+    var open: Int64? { aborted ? nil : openBound }
+    /// Whether the search finished within the budget (nothing left open).
+    var complete: Bool { nodes <= limit }
 }
 
 /// Sum of the `r` largest of `sign` × `values[j]` over the set bits j of `mask` (r ≤ their

@@ -23,7 +23,9 @@ struct PN532SimCommand: CLICommand {
                 until interrupted. Use it as --device libnfc:pn532_uart:/dev/pts/N, or set \
                 LIBNFC_DEVICE for libnfc's own tools (nfc-list).
                 Faults (for testing hosts) hit the N-th packet handed to the card, once: \
-                corrupt@N (bad checksum), drop-ack@N (no ACK frame), late@N[:MS] (reply MS ms late, default 1000).
+                corrupt@N (bad checksum), drop-ack@N (no ACK frame), late@N[:MS] (reply MS ms late, default 1000), \
+                away@N[:MS] (the port goes away mid-command, as a pulled USB serial adapter: the terminal closes and \
+                --link is removed; MS ms later, default 3000, a new terminal comes up with the link pointing at it).
                 SIGUSR1 puts the card back in the field (after --remove-after took it away).
                 """,
             options: [
@@ -40,7 +42,7 @@ struct PN532SimCommand: CLICommand {
     static let linkOption = Option(OptionSpec("link", value: "path", help: "Also make <path> a symlink to the terminal (removed on exit).", kind: .file))
     static let timingOption = SimOptions.timing("rf: take as long as a real PN532 at 115200 baud and a real card (UART and air time; the card answers in half its PMm bound).")
     static let faultOption = Option(OptionSpec(
-        "fault", value: "kind@n", help: "Inject a fault: corrupt@N, drop-ack@N, late@N[:MS] (repeatable).", repeatable: true)) { spec throws(UsageError) in
+        "fault", value: "kind@n", help: "Inject a fault: corrupt@N, drop-ack@N, late@N[:MS], away@N[:MS] (repeatable).", repeatable: true)) { spec throws(UsageError) in
         do throws(FeliCaError) { return try PN532Fault(parsing: spec) } catch { throw UsageError("option '--fault': \(error.reason)") }
     }
     static let removeAfterOption = Option.int(OptionSpec("remove-after", value: "n", help: "Take the card away after it has answered <n> packets."), in: 0...1_000_000)

@@ -22,7 +22,9 @@ struct RCS380SimCommand: CLICommand {
                 --device usb. Needs umockdev, gir1.2-umockdev-1.0 and python3-gi (scripts/bootstrap.sh).
                 Faults hit the N-th packet handed to the card, once: corrupt@N (response frame with a bad \
                 checksum), drop-ack@N (no ACK before the response), late@N[:MS] (response MS ms late, \
-                default 1000), unplug@N (the reader leaves the bus mid-command). The exit status is the command's.
+                default 1000), unplug@N (the reader leaves the bus mid-command), away@N[:MS] (it leaves the bus \
+                mid-command and is plugged back in MS ms later, default 3000, powered up afresh; what had it open \
+                stays dead, so a host must open it again). The exit status is the command's.
                 """,
             arguments: [ArgumentSpec("command", help: "The command to run, after --, e.g. -- felica balance --device usb.", repeatable: true)],
             options: [
@@ -39,7 +41,7 @@ struct RCS380SimCommand: CLICommand {
 
     static let timingOption = SimOptions.timing("rf: take as long as a real reader and card (USB and air time; the card answers in half its PMm bound).")
     static let faultOption = Option(OptionSpec(
-        "fault", value: "kind@n", help: "Inject a fault: corrupt@N, drop-ack@N, late@N[:MS], unplug@N (repeatable).", repeatable: true)) { spec throws(UsageError) in
+        "fault", value: "kind@n", help: "Inject a fault: corrupt@N, drop-ack@N, late@N[:MS], unplug@N, away@N[:MS] (repeatable).", repeatable: true)) { spec throws(UsageError) in
         do throws(FeliCaError) { return try RCS380Fault(parsing: spec) } catch { throw UsageError("option '--fault': \(error.reason)") }
     }
     static let removeAfterOption = Option.int(OptionSpec("remove-after", value: "n", help: "Take the card away after it has answered <n> packets."), in: 0...1_000_000)

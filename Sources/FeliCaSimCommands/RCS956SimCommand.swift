@@ -20,7 +20,9 @@ struct RCS956SimCommand: CLICommand {
                 (scripts/bootstrap.sh).
                 Faults hit the N-th packet handed to the card, once: corrupt@N (response frame with a bad \
                 checksum), drop-ack@N (no ACK frame), late@N[:MS] (response MS ms late, default 1000), \
-                unplug@N (the reader leaves the bus mid-command). The exit status is the command's.
+                unplug@N (the reader leaves the bus mid-command), away@N[:MS] (it leaves the bus mid-command and \
+                is plugged back in MS ms later, default 3000, powered up afresh; what had it open stays dead, so a \
+                host must open it again). The exit status is the command's.
                 """,
             arguments: [ArgumentSpec("command", help: "The command to run, after --, e.g. -- felica balance --device libnfc:pn53x_usb.", repeatable: true)],
             options: [
@@ -29,6 +31,7 @@ struct RCS956SimCommand: CLICommand {
                 RCS380SimCommand.timingOption.spec,
                 faultOption.spec,
                 PN532SimCommand.removeAfterOption.spec,
+                SimOptions.taps.spec,
             ])
     }
 
@@ -38,7 +41,7 @@ struct RCS956SimCommand: CLICommand {
     static let device = EmulatedUSBDevice(vendor: 0x054C, product: 0x02E1, release: 0x0100, outEndpoint: 0x04, inEndpoint: 0x84, maxPower: 0x32)
 
     static let faultOption = Option(OptionSpec(
-        "fault", value: "kind@n", help: "Inject a fault: corrupt@N, drop-ack@N, late@N[:MS], unplug@N (repeatable).", repeatable: true)) { spec throws(UsageError) in
+        "fault", value: "kind@n", help: "Inject a fault: corrupt@N, drop-ack@N, late@N[:MS], unplug@N, away@N[:MS] (repeatable).", repeatable: true)) { spec throws(UsageError) in
         do throws(FeliCaError) { return try PN532Fault(parsing: spec, usb: true) } catch { throw UsageError("option '--fault': \(error.reason)") }
     }
 
@@ -46,6 +49,7 @@ struct RCS956SimCommand: CLICommand {
     let timing: CardTiming?
     let faults: [PN532Fault]
     let removeAfter: Int?
+    let taps: CardTaps?
     let command: [String]
 
     init(_ args: ParsedArguments) throws(UsageError) {
@@ -54,6 +58,8 @@ struct RCS956SimCommand: CLICommand {
         faults = try args.values(Self.faultOption)
         removeAfter = try args.value(PN532SimCommand.removeAfterOption)
         if removeAfter != nil && card == nil { throw UsageError("--remove-after needs a card") }
+        taps = try args.value(SimOptions.taps)
+        if taps != nil && card == nil { throw UsageError("--taps needs a card") }
         command = args.positionals
         guard !command.isEmpty else { throw UsageError("missing the command to run: felica-sim rcs956 --card suica -- felica poll --device libnfc:pn53x_usb") }
     }
@@ -61,7 +67,7 @@ struct RCS956SimCommand: CLICommand {
     func run(_ console: Console) async throws -> Int32 {
         let virtual = try card.map { name throws(FeliCaError) in try VirtualCard.named(name, timing: timing ?? .typical) }
         if let removeAfter { virtual?.removeAfter(exchanges: removeAfter) }
-        let emulator = PN532Emulator(card: virtual, options: .init(chip: .rcs956, timing: timing != nil, faults: faults))
+        let emulator = PN532Emulator(card: virtual, options: .init(chip: .rcs956, timing: timing != nil, faults: faults, taps: taps))
         return try await USBBridge.run(command, device: Self.device, emulator: emulator, name: "rcs956", console: console)
     }
 }

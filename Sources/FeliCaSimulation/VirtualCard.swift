@@ -103,7 +103,7 @@ public final class VirtualCard: Sendable {
     /// How long the card waits between the end of `packet` and the start of its reply: the
     /// Polling slot 0 delay for Polling, else what ``timing`` makes of the PMm bound.
     public func reactionTime(to packet: [UInt8]) -> Duration {
-        if packet.count >= 2, packet[1] == CommandCode.polling.rawValue { return AirTiming.pollingSlotZero }
+        if PollingCommand.isPolling(packet) { return AirTiming.pollingSlotZero }
         let idm = packet.count >= 10 ? IDm(rawValue: packet[2..<10].reduce(0) { $0 << 8 | UInt64($1) }) : nil
         let pmm = systems.first { $0.idm == idm }?.pmm ?? CardImage.defaultPMm
         let (kind, units) = Self.timingParameters(packet)

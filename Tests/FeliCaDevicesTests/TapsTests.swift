@@ -73,6 +73,59 @@ struct TapsTests {
         #expect(Array(events.prefix(5)) == [.waitingForCard, .waitingForRemoval, .waitingForCard, .waitingForRemoval, .waitingForCard])
     }
 
+    /// A PN532 whose port goes away for 0.8 s (the pseudo-terminal closes, its link is
+    /// removed, then a new one comes up at the same link), through the native serial
+    /// transport and through libnfc: the loop says the reader was lost once, opens it again
+    /// by the same device string, says it is back once, and reads the next cards.
+    @Test(arguments: ["pn532:", "libnfc:pn532_uart:"])
+    func aReaderThatGoesAwayIsOpenedAgain(prefix: String) async throws {
+        setenv("LIBNFC_AUTO_SCAN", "false", 1)
+        let card = try VirtualCard.named("suica")
+        let link = NSTemporaryDirectory() + "felica-taps-\(getpid())-\(prefix.count)"
+        let away = try PN532Fault(parsing: "away@14:800")
+        let server = try PN532Server(card: card, options: .init(faults: [away], taps: CardTaps(present: 6, absent: 4)), link: link)
+        server.start()
+        defer { server.stop() }
+        let device = try await Device.open(prefix + link, options: .init(requiresCard: false, reconnectInterval: .milliseconds(100)))
+        let recorded = EventLog()
+        var count = 0
+        let start = ContinuousClock.now
+        for try await tap in device.taps(device.session(), interval: .milliseconds(1), onEvent: { recorded.add($0) }) {
+            #expect(tap.target.idm == card.image.systems[0].idm)
+            count += 1
+            if count == 4 { break }
+        }
+        await device.close()
+        #expect(count == 4)
+        let losses = recorded.events.compactMap { event -> FeliCaError? in
+            if case .readerLost(let name, let error) = event, name == prefix + link { return error }
+            return nil
+        }
+        #expect(losses.map(\.code) == [.readerGone])
+        #expect(recorded.events.filter { $0 == .readerBack(device: prefix + link) }.count == 1)
+        // Lost before back, and cards read after it.
+        let lost = try #require(recorded.events.firstIndex { if case .readerLost = $0 { true } else { false } })
+        let back = try #require(recorded.events.firstIndex(of: .readerBack(device: prefix + link)))
+        #expect(lost < back && recorded.events[back...].contains(.waitingForRemoval))
+        #expect(ContinuousClock.now - start >= .milliseconds(800))
+    }
+
+    /// Without a reconnect interval the loss ends the loop with the reader's error, as before.
+    @Test func withoutReconnectingALostReaderEndsTheLoop() async throws {
+        let card = try VirtualCard.named("suica")
+        let link = NSTemporaryDirectory() + "felica-taps-\(getpid())-once"
+        let server = try PN532Server(card: card, options: .init(faults: [try PN532Fault(parsing: "away@3:800")]), link: link)
+        server.start()
+        defer { server.stop() }
+        let device = try await Device.open("pn532:" + link, options: .init(requiresCard: false))
+        let recorded = EventLog()
+        await #expect(throws: FeliCaError(.readerGone, "")) {
+            for try await _ in device.taps(device.session(), interval: .milliseconds(1), onEvent: { recorded.add($0) }) {}
+        }
+        await device.close()
+        #expect(!recorded.events.contains { if case .readerLost = $0 { true } else { false } })
+    }
+
     /// A device string that does not parse is the devices layer's own error, naming the string.
     @Test func aBadStringIsADeviceError() async throws {
         await #expect(throws: DeviceError(.badDeviceString, "")) { try await Device.open("usbb") }

@@ -297,6 +297,26 @@ func rcs956Unplug() throws {
     #expect(try PN532Fault(parsing: "unplug@2", usb: true).description == "unplug@2")
 }
 
+@Test("away@N:MS: the chip ACKs the command, leaves, is due back MS later, and after plugIn() answers afresh with its counters kept; a serial PN532 takes it too")
+func awayAndBack() throws {
+    var host = Host(options: .init(faults: [try PN532Fault(parsing: "away@2:1500")]))
+    host.fieldOn()
+    #expect(host.command([0x4A, 0x01, 0x01] + pollingPayload)?.prefix(2) == [0x4B, 0x01])
+    let actions = host.chip.receive(PN532Frame.command([0x40, 0x01, 0x06, 0x06] + [UInt8](repeating: 0, count: 4)).encode(), at: .zero)
+    #expect(actions == [.send(PN532Frame.ack.encode(), at: .zero), .unplug(at: .zero), .plugIn(at: .milliseconds(1500))])
+    #expect(host.chip.unplugged)
+    #expect(host.send([0x02]).isEmpty)
+    let exchanges = host.chip.cardExchanges
+    host.chip.plugIn()
+    #expect(!host.chip.unplugged)
+    #expect(host.chip.cardExchanges == exchanges)
+    // Powered up afresh: nothing to send again on a NACK, and the card answers once more.
+    #expect(host.send([], raw: PN532Frame.nack.encode()).isEmpty)
+    #expect(host.command([0x4A, 0x01, 0x01] + pollingPayload)?.prefix(2) == [0x4B, 0x01])
+    #expect(try PN532Fault(parsing: "away@2").description == "away@2:3000")
+    #expect(try PN532Fault(parsing: "away@7:250", usb: true).description == "away@7:250")
+}
+
 @Test("rf timing on the RC-S956: frames take full-speed USB time, not UART time")
 func rcs956LinkTime() {
     var usb = Host(options: .init(chip: .rcs956, timing: true))

@@ -12,6 +12,7 @@ struct RCS380Host {
     /// IN transfers not yet read, with their times.
     var pending: [(bytes: [UInt8], at: Duration)] = []
     var unpluggedAt: Duration?
+    var pluggedInAt: Duration?
 
     init(card: VirtualCard?, options: RCS380Emulator.Options = .init()) {
         emulator = RCS380Emulator(card: card, options: options)
@@ -23,6 +24,7 @@ struct RCS380Host {
             case .send(let b, let at): pending.append((b, at))
             case .cancel(let after): pending.removeAll { $0.at > after }
             case .unplug(let at): unpluggedAt = at
+            case .plugIn(let at): pluggedInAt = at
             }
         }
     }
@@ -218,12 +220,12 @@ struct RCS380EmulatorTests {
         #expect(host.now - start < .milliseconds(20))
     }
 
-    @Test("fault spellings", arguments: ["corrupt@3", "late@4:1500", "unplug@2"])
+    @Test("fault spellings", arguments: ["corrupt@3", "late@4:1500", "unplug@2", "away@5:3000"])
     func spelling(_ text: String) throws {
         #expect(try RCS380Fault(parsing: text).description == text)
     }
 
-    @Test("bad fault spellings are named", arguments: ["corrupt", "late@0", "late@2:x", "melt@1", "unplug@1:3"])
+    @Test("bad fault spellings are named", arguments: ["corrupt", "late@0", "late@2:x", "melt@1", "unplug@1:3", "away@2:0"])
     func badSpelling(_ text: String) {
         #expect(throws: FeliCaError(.badInput, "")) { try RCS380Fault(parsing: text) }
     }

@@ -143,4 +143,18 @@ stop_pn532
 [[ ! -e "$tmp/gone" ]] && pass "the --link symlink is removed on exit" || fail "--link symlink left behind"
 expect_exit 69 "reader unplugged" "does not exist" -- "$felica" poll --device "libnfc:pn532_uart:$tmp/gone"
 
+# The port taken away for 3 s under a running watch (the pty closes and its link goes, then a
+# new pty comes up at the same link), through libnfc and through the native transport:
+# watch says so once each way, opens the same link again and reads the next cards.
+for dev in "libnfc:pn532_uart:$tmp/away" "pn532:$tmp/away"; do
+  start_pn532 "$tmp/away" --card suica --taps 6:6 --fault away@14:3000 || exit 1
+  timeout 30 "$felica" watch --device "$dev" --count 3 --json --interval 0.1 >"$tmp/loss.out" 2>"$tmp/loss.err"
+  stop_pn532
+  reader_loss_watched "PN532 port away for 3 s" "$dev" "$tmp/loss.out" "$tmp/loss.err"
+done
+start_pn532 "$tmp/away" --card suica --taps 6:6 --fault away@14:3000 || exit 1
+expect_exit 1 "watch --exit-on-reader-loss ends when the port goes away" "serial port (closed|hung up)" -- \
+  timeout 30 "$felica" watch --device "pn532:$tmp/away" --count 3 --interval 0.1 --exit-on-reader-loss
+stop_pn532
+
 stage_end

@@ -6,7 +6,8 @@
 # usual 3 s card wait), read a card placed on the reader, and after that card is taken
 # away read the next one — including on a reader that reports the card itself (Get Data)
 # instead of forwarding Polling. trace: a balance read through such a reader, recorded,
-# must replay to the same output.
+# must replay to the same output. pcscd stopped and started again under a watch: the
+# reader is opened again and the next card read (--exit-on-reader-loss: the watch ends).
 source "$(dirname "$0")/lib.sh"
 pcsc_namespace
 
@@ -130,6 +131,44 @@ else
   fi
 fi
 watch_pid=""
+
+echo "-- watch while pcscd is stopped and started again" >&2
+# The daemon goes away under a watch that has read a card: watch says the reader is gone
+# (once), opens it again when pcscd is back, says so (once) and reads the next card.
+timeout 40 "$felica" watch --device pcsc --count 2 --json >"$work/loss.out" 2>"$work/loss.err" &
+watch_pid=$!
+start_card suica --dialect part3
+wait_lines "$work/loss.out" 1 15 || fail "pcscd restart: no first reading: $(cat "$work/loss.err")"
+stop_card
+stop_pcscd
+sleep 2
+start_pcscd || stage_end
+start_card suica --dialect part3
+rc=0
+wait "$watch_pid" || rc=$?
+watch_pid=""
+stop_card
+if ((rc != 0)); then
+  fail "watch across a pcscd restart: exit $rc: $(cat "$work/loss.err")"
+else
+  reader_loss_watched "pcscd stopped and started again" pcsc "$work/loss.out" "$work/loss.err" 2
+fi
+# --exit-on-reader-loss: the daemon's going ends watch with its error, exit 1.
+timeout 40 "$felica" watch --device pcsc --json --exit-on-reader-loss >"$work/lossx.out" 2>"$work/lossx.err" &
+watch_pid=$!
+start_card suica --dialect part3
+wait_lines "$work/lossx.out" 1 15
+stop_card
+stop_pcscd
+rc=0
+wait "$watch_pid" || rc=$?
+watch_pid=""
+if ((rc == 1)) && grep -q "no PC/SC daemon is running" "$work/lossx.err" && ! grep -q "is gone" "$work/lossx.err"; then
+  pass "watch --exit-on-reader-loss ends with the daemon's error (exit 1) when pcscd stops"
+else
+  fail "watch --exit-on-reader-loss with pcscd stopping: exit $rc: $(cat "$work/lossx.err")"
+fi
+start_pcscd || stage_end
 
 echo "-- balance with no card still fails after its wait" >&2
 rc=0

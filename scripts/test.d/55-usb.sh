@@ -131,6 +131,20 @@ else
   fail "watch over usb with taps"; echo "$out" >&2; grep '⇄' "$tmp/watch.v" >&2
 fi
 
+# A reader unplugged under a running watch (mid-command, as the 14th packet reaches the
+# card) and plugged back in 3 s later: watch says so once each way and reads on, finding the
+# bare `usb` again by its model. --exit-on-reader-loss ends as before: exit 1, the clear error.
+timeout 40 "$sim" rcs380 --card suica --taps 6:6 --fault away@14:3000 -- \
+  timeout 30 "$felica" watch --device usb --count 3 --json --interval 0.1 >"$tmp/loss.out" 2>"$tmp/loss.err"
+reader_loss_watched "RC-S380 unplugged and plugged back in" usb "$tmp/loss.out" "$tmp/loss.err"
+timeout 40 "$sim" rcs380 --card suica --taps 6:6 --fault away@14:3000 -- \
+  timeout 30 "$felica" watch --device usb --count 3 --interval 0.1 --exit-on-reader-loss >"$tmp/lossx.out" 2>"$tmp/lossx.err"; rc=$?
+if [[ "$rc" == 1 ]] && grep -q "was unplugged (LIBUSB_ERROR_NO_DEVICE)" "$tmp/lossx.err" && ! grep -q "is gone" "$tmp/lossx.err"; then
+  pass "watch --exit-on-reader-loss ends with the reader's error (exit 1) when the RC-S380 is unplugged"
+else
+  fail "watch --exit-on-reader-loss: exit $rc"; cat "$tmp/lossx.err" >&2
+fi
+
 # A Swift program using library products only (Examples/LibraryExample, no FeliCaCLI)
 # opens `usb`, reads a balance, and iterates over three taps of a card that comes and goes.
 out="$(timeout 60 "$sim" rcs380 --card suica -- "$bin/LibraryExample" balance usb 2>"$tmp/example.err")"

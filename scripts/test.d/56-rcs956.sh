@@ -65,6 +65,19 @@ check_fault "corrupt frame" "--card suica --fault corrupt@2" "balance" "" "balan
 check_fault "late reply" "--card suica --fault late@2:3000" "balance" "" "balance"
 check_fault "lost ACK" "--card suica --fault drop-ack@2" "balance" "" "balance"
 check_fault "unplugged mid-command" "--card suica --fault unplug@2" "balance" "the reader stopped answering.*check that it is still plugged in" "-"
+# The reader unplugged under a running watch and plugged back in 3 s later: libnfc opens
+# it again by the same string; watch says so once each way and reads on. With
+# --exit-on-reader-loss the loss ends it with libnfc's error, as before.
+timeout 40 "$sim" rcs956 --card suica --taps 6:6 --fault away@14:3000 -- \
+  timeout 30 "$felica" watch --device $device --count 3 --json --interval 0.1 >"$work/loss.out" 2>"$work/loss.err"
+reader_loss_watched "RC-S956 unplugged and plugged back in" "$device" "$work/loss.out" "$work/loss.err"
+timeout 40 "$sim" rcs956 --card suica --taps 6:6 --fault away@14:3000 -- \
+  timeout 30 "$felica" watch --device $device --count 3 --interval 0.1 --exit-on-reader-loss >/dev/null 2>"$work/lossx.err"; rc=$?
+if [[ "$rc" == 1 ]] && grep -q "the reader stopped answering.*check that it is still plugged in" "$work/lossx.err" && ! grep -q "is gone" "$work/lossx.err"; then
+  pass "watch --exit-on-reader-loss ends with libnfc's error (exit 1) when the RC-S956 is unplugged"
+else
+  fail "watch --exit-on-reader-loss on the RC-S956: exit $rc"; cat "$work/lossx.err" >&2
+fi
 # After a failed read in one process, the next process on the same reader works.
 out="$(timeout 60 "$sim" rcs956 --card wallet --remove-after 3 -- bash -c "timeout 30 \"$felica\" history --device $device >/dev/null 2>&1; echo rc=\$?; timeout 30 \"$felica\" poll --device $device" 2>&1)"
 if grep -q '^rc=1$' <<<"$out" && grep -q 'no card answered Polling' <<<"$out"; then

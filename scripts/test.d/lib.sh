@@ -187,3 +187,27 @@ usb_fault() {
     pass "$name: $( [[ -n "$expect" ]] && head -c 160 "$work/f1.err" | tr '\n' ' ' || echo recovered); next command ok"
   fi
 }
+
+# reader_loss_watched WHAT DEVICE OUT ERR [CARDS]: checks a `felica watch --json --count
+# CARDS` (default 3) whose reader went away once and came back: it read CARDS cards, at
+# least one of them after the reader was back; stderr says exactly once that DEVICE is gone and once
+# that it is back; the JSON lines carry the same two events, in that order, naming DEVICE.
+reader_loss_watched() {
+  local what="$1" device="$2" out="$3" err="$4" cards="${5:-3}" gone back seq
+  gone=$(grep -c "reader .* is gone" "$err"); back=$(grep -c "reader .* is back" "$err")
+  # C: a card, L: readerLost, B: readerBack, in stdout's order.
+  seq=$(python3 -c '
+import json, sys
+device = sys.argv[2]
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    e = o.get("event")
+    print("C" if "idm" in o else ("L" if e == "readerLost" else "B" if e == "readerBack" else "?") + ("" if o.get("device") == device else "!"), end="")
+' "$out" "$device" 2>&1)
+  if [[ "$gone" == 1 && "$back" == 1 ]] && grep -qF "reader $device is gone" "$err" && grep -qF "reader $device is back" "$err" \
+     && [[ "$seq" =~ ^C*LBC+$ && "$(tr -cd C <<<"$seq" | wc -c)" == "$cards" ]]; then
+    pass "$what: watch said once that $device left and once that it was back, and read on ($seq)"
+  else
+    fail "$what: gone $gone, back $back, events $seq"; cat "$err" >&2
+  fi
+}

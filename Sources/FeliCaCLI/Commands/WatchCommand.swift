@@ -26,7 +26,13 @@ struct WatchCommand: CLICommand {
                 Ctrl-C ends watching as it ends every command (exit status 130; SIGTERM 143), after closing the reader. \
                 With --save, a tap that cannot be saved because another process holds the database past the 15-second \
                 wait is reported on stderr and its reading kept, to be saved with the next card read; readings still \
-                unsaved when watching ends are named, and the exit status is 1. See Docs/history.md.
+                unsaved when watching ends are named, and the exit status is 1. See Docs/history.md. \
+                A reader that is unplugged or stops answering does not end watching: that is said once on stderr \
+                (with --json also as a line {"event":"readerLost","device":...} on stdout), the same reader is opened \
+                again every half second until it is back (for a bare usb, the same model first, else the first RC-S380), \
+                which is said once too ({"event":"readerBack",...}), and watching goes on; Ctrl-C ends the wait. \
+                --exit-on-reader-loss ends watching with the reader's error instead (exit status 1), for scripts. \
+                See Docs/readers.md.
                 """,
             options: CommonOptions.readerWithoutWait + [
                 countOption.spec,
@@ -35,6 +41,7 @@ struct WatchCommand: CLICommand {
                 CommonOptions.json,
                 saveFlag,
                 HistoryOptions.db.spec,
+                exitOnReaderLossFlag,
             ])
     }
 
@@ -43,6 +50,8 @@ struct WatchCommand: CLICommand {
         return n
     }
     static let saveFlag = OptionSpec.flag("save", help: "Keep every card's records in the history database (as `felica log add` does).")
+    static let exitOnReaderLossFlag = OptionSpec.flag(
+        "exit-on-reader-loss", help: "End with the reader's error when it is unplugged or stops answering, instead of waiting for it to come back.")
     static let intervalOption = Option.seconds(OptionSpec(
         "interval", value: "seconds", help: "Pause between polls for a card and for its leaving (default 0.25; 0 = poll back to back)."), in: 0...60)
 
@@ -59,6 +68,7 @@ struct WatchCommand: CLICommand {
         var readerOptions = try ReaderOptions(args)
         // A PC/SC reader opens with no card on it: each Polling waits for the next card.
         readerOptions.requiresCard = false
+        if !args.flag(Self.exitOnReaderLossFlag) { readerOptions.reconnectInterval = Self.reconnectInterval }
         self.readerOptions = readerOptions
         count = try args.value(Self.countOption)
         interval = try args.value(Self.intervalOption) ?? Self.defaultInterval
@@ -72,6 +82,8 @@ struct WatchCommand: CLICommand {
 
     /// How often to poll for a card, and for its leaving.
     static let defaultInterval: Duration = .milliseconds(250)
+    /// How often a lost reader is opened again.
+    static let reconnectInterval: Duration = .milliseconds(500)
 
     func run(_ console: Console) async throws -> Int32 {
         // Opened before the reader, so a database that cannot be opened fails at once.
@@ -93,6 +105,13 @@ struct WatchCommand: CLICommand {
                 // Said whether or not stderr is a terminal: it is why no next card is read.
                 console.endProgress()
                 console.diag("card \(idm) is still on the reader: take it away to read the next card")
+            case .readerLost(let device, let error):
+                console.endProgress()
+                console.diag("reader \(device) is gone (unplugged or not answering)\(console.verbose ? ": \(error.reason)" : ""); waiting for it to come back (Ctrl-C ends)")
+                if json { JSONOut.print(.object(["event": .string("readerLost"), "device": .string(device), "reason": .string(error.reason)]), console) }
+            case .readerBack(let device):
+                console.diag("reader \(device) is back: watching again")
+                if json { JSONOut.print(.object(["event": .string("readerBack"), "device": .string(device)]), console) }
             }
         }
         let task = Task { () async throws -> Void in
@@ -164,7 +183,7 @@ struct WatchCommand: CLICommand {
         var read = 0
         for try await tap in taps {
             console.endProgress()
-            if let report = try await readCard(reader, session, tap.target, console) {
+            if let report = try await readCard(reader, session, tap.target, taps: taps, console) {
                 PurseOutput.diagnostics(report, console)
                 let elapsed = Self.milliseconds(ContinuousClock.now - tap.polledAt)
                 let saved = try saver?.save(report, device: session.transport.name)
@@ -190,9 +209,15 @@ struct WatchCommand: CLICommand {
 
     /// Reads the card; nil (after saying once what failed) when it left or stopped
     /// answering in the middle: watching goes on, and the tap does not count.
-    static func readCard(_ reader: CardReader, _ session: CardSession, _ first: Target, _ console: Console) async throws(FeliCaError) -> CardReport? {
+    /// When the reader is lost during the read and `taps` reconnects, nil without a word:
+    /// the loop says the reader left, and reads the card again once the reader is back.
+    static func readCard(_ reader: CardReader, _ session: CardSession, _ first: Target, taps: Taps,
+                         _ console: Console) async throws(FeliCaError) -> CardReport? {
         do {
             return try await reader.read(session, first: first)
+        } catch where error.code == .readerGone && taps.reconnects {
+            taps.readerFailed(error)
+            return nil
         } catch {
             let what: String
             switch error.code {

@@ -13,6 +13,8 @@ felica-sim. Lines on the socket:
     bridge -> sim   W <hex>        a bulk OUT transfer ended (one whole USB transfer)
     sim -> bridge   R <hex>        put this on the bulk IN endpoint now
     sim -> bridge   U              the reader leaves the bus now
+    sim -> bridge   P              the reader is plugged back in now (a device opened
+                                   before it left stays dead, as a real one would)
 
 Must run under umockdev-wrapper with Debian's /usr/bin/python3 (for gi).
 """
@@ -111,6 +113,8 @@ class Reader(UMockdev.IoctlBase):
         self.strings = strings
         self.kernel_driver = kernel_driver
         self.unplugged = False
+        self.clients = []        # clients seen, to tell those of a reader that left
+        self.dead = []           # clients that had the device open when it left
         self.in_waiting = []     # IN URBs submitted, not yet filled
         self.in_data = []        # IN transfers from the sim not yet taken by a URB
         self.done = []           # (urb IoctlData, status, payload or None) ready to reap
@@ -132,7 +136,10 @@ class Reader(UMockdev.IoctlBase):
         arg = client.get_arg()
         if DEBUG:
             print("usb-bridge: ioctl %08x done=%d held=%d waiting=%d data=%d" % (request, len(self.done), len(self.held), len(self.in_waiting), len(self.in_data)), file=sys.stderr)
-        if self.unplugged and request not in (REAPURB, REAPURBNDELAY, DISCARDURB, RELEASEINTERFACE):
+        if not any(c is client for c in self.clients):
+            self.clients = [c for c in self.clients if c.get_connected()] + [client]
+        gone = self.unplugged or any(c is client for c in self.dead)
+        if gone and request not in (REAPURB, REAPURBNDELAY, DISCARDURB, RELEASEINTERFACE):
             client.complete(-1, errno.ENODEV)
         elif request == GET_CAPABILITIES:
             caps = CAP_ZERO_PACKET | CAP_BULK_CONTINUATION | CAP_NO_PACKET_SIZE_LIM | CAP_REAP_AFTER_DISCONNECT
@@ -250,7 +257,7 @@ class Reader(UMockdev.IoctlBase):
             urb.update(28, struct.pack("<i", actual or 0))
             arg.resolve(0, 8).set_ptr(0, urb)
             client.complete(0, 0)
-        elif self.unplugged:
+        elif self.unplugged or any(c is client for c in self.dead):
             client.complete(-1, errno.ENODEV)
         else:
             # Nothing finished: the node reads as always ready, so libusb would spin;
@@ -319,7 +326,13 @@ class Reader(UMockdev.IoctlBase):
                 self.finish(owner, urb, buffer, -errno.ENODEV, b"")
             self.in_waiting = []
             self.in_data = []
+            self.dead = [c for c in self.clients if c.get_connected()]
             self.wake()
+        elif line == "P":
+            # Plugged back in: a fresh device for whoever opens it now.
+            self.unplugged = False
+            self.done = []
+            self.out_pending = b""
 
 
 def main():
