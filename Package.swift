@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .library(name: "FeliCa", targets: ["FeliCa"]),
         .library(name: "FeliCaCards", targets: ["FeliCaCards"]),
+        .library(name: "FeliCaNDEF", targets: ["FeliCaNDEF"]),
         .library(name: "FeliCaTrace", targets: ["FeliCaTrace"]),
         .library(name: "FeliCaSimulation", targets: ["FeliCaSimulation"]),
         .library(name: "FeliCaEmulators", targets: ["FeliCaEmulators"]),
@@ -43,9 +44,12 @@ let package = Package(
         // reader selector, whole-buffer reads and writes.
         .target(name: "FeliCaTransportSupport", swiftSettings: strict),
         .target(name: "FeliCaCards", dependencies: ["FeliCa"], swiftSettings: strict),
+        // NDEF on FeliCa (NFC Forum Type 3 Tag): the record codec, the attribute block, reading a
+        // tag's message through a card session, its text and JSON renderings. No I/O of its own.
+        .target(name: "FeliCaNDEF", dependencies: ["FeliCa", "FeliCaJSON"], swiftSettings: strict),
         .target(name: "FeliCaTrace", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaTransportSupport", "FeliCaCards"], swiftSettings: strict),
         // Cards made of data: card images, the virtual card, the sample cards. Product, not test scaffolding.
-        .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaTransportSupport"], swiftSettings: strict),
+        .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaNDEF", "FeliCaTransportSupport"], swiftSettings: strict),
         // Stand-ins for readers: the PN532/RC-S956, RC-S380 and vpcd emulators and the servers that put them
         // on a pseudo-terminal, a umockdev USB bus or vpcd's socket. Only felica-sim and the tests link it.
         .target(name: "FeliCaEmulators", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaSimulation", "FeliCaTransportSupport"], swiftSettings: strict),
@@ -85,7 +89,7 @@ let package = Package(
         .target(
             name: "FeliCaCLI",
             dependencies: [
-                "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaTrace", "FeliCaSimulation", "FeliCaDevices",
+                "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaNDEF", "FeliCaTrace", "FeliCaSimulation", "FeliCaDevices",
                 "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaTransportSupport", "FeliCaUSB",
                 "FeliCaLog", "FeliCaDiagnosis",
             ],
@@ -120,6 +124,7 @@ let package = Package(
         .testTarget(name: "FeliCaJSONTests", dependencies: ["FeliCaJSON"], swiftSettings: strict),
         .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaReaderCodecs", "FeliCaCards", "FeliCaJSON"], swiftSettings: strict),
         .testTarget(name: "FeliCaLogTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaLog", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
+        .testTarget(name: "FeliCaNDEFTests", dependencies: ["FeliCa", "FeliCaNDEF", "FeliCaJSON", "FeliCaCards", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaCardsTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         .testTarget(name: "FeliCaTraceTests", dependencies: ["TestSupport", "FeliCa", "FeliCaTrace", "FeliCaSimulation", "FeliCaEmulators", "FeliCaCards"], swiftSettings: strict),
         .testTarget(name: "FeliCaSchedulingTests", dependencies: ["FeliCa", "FeliCaScheduling", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),

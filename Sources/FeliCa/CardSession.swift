@@ -209,8 +209,18 @@ public actor CardSession {
     }
 
     /// Every system on the card: Request System Code, or, when the card does not answer it,
-    /// Polling each code of ``Options/fallbackSystemCodes``.
+    /// Polling each code of ``Options/fallbackSystemCodes``. A FeliCa Lite or Lite-S (PMm
+    /// byte 1), which knows no Request System Code, is polled for its two codes only: 88B4,
+    /// and 12FC when formatted for NDEF. 88B4 goes last, so the card is selected again after
+    /// an unanswered Polling (a PN532 drops its target when nothing answers).
     public func systemCodes(of target: Target) async throws(FeliCaError) -> [SystemCode] {
+        if target.pmm.ic.family == .lite || target.pmm.ic.family == .liteS {
+            let ndef = try await poll(systemCode: .ndef, requestCode: .systemCode) != nil
+            let lite = try await poll(systemCode: .liteS, requestCode: .systemCode) != nil
+            var found: [SystemCode] = (lite ? [.liteS] : []) + (ndef ? [.ndef] : [])
+            if let own = target.systemCode, !found.contains(own) { found.insert(own, at: 0) }
+            return found
+        }
         do {
             return try await send(RequestSystemCodeCommand(idm: target.idm), to: target).systemCodes
         } catch where error.code == .timeout || error.code == .unsupported || error.code == .refused {

@@ -12,6 +12,7 @@ enum FelicaCommands {
             ReadCommand.self,
             BalanceCommand.self,
             HistoryCommand.self,
+            NDEFCommand.self,
             WatchCommand.self,
             LogCommand.self,
             OrderCommand.self,

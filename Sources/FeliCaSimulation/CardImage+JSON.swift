@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaCards
 import FeliCaJSON
 
 #if canImport(Glibc)
@@ -152,7 +153,10 @@ private struct ImageParser {
             let sys = try system(s, path)
             guard seen.insert(sys.code).inserted else { throw fail("\(path).code", "duplicate system \(sys.code)") }
             if sys.code.isWildcard { throw fail("\(path).code", "\(sys.code) is a Polling wildcard, not a system code") }
-            if let idm = sys.idm, !seenIDm.insert(idm).inserted { throw fail("\(path).idm", "duplicate IDm \(idm)") }
+            // One IDm answers both systems of a FeliCa Lite-S formatted for NDEF (88B4 and 12FC).
+            if let idm = sys.idm, !seenIDm.insert(idm).inserted, !FeliCaLite.isLite(sys.pmm ?? pmm ?? CardImage.defaultPMm) {
+                throw fail("\(path).idm", "duplicate IDm \(idm) (only a FeliCa Lite's systems share one)")
+            }
             systems.append(sys)
         }
         var ignores: Set<CommandCode> = []

@@ -57,7 +57,15 @@ extension CardImage {
                 }
                 target = t
             }
-            let system = try await readSystem(code, target, cardPMm: first.pmm, session)
+            let system: System
+            if FeliCaLite.isLite(target.pmm), let earlier = systems.first(where: { $0.idm == target.idm }) {
+                // A Lite-S formatted for NDEF answers 12FC with the IDm of 88B4: one memory, read once.
+                system = System(code: code, idm: target.idm, pmm: earlier.pmm, services: [])
+            } else if FeliCaLite.isLite(target.pmm) {
+                system = try await readLite(code, target, cardPMm: first.pmm, session)
+            } else {
+                system = try await readSystem(code, target, cardPMm: first.pmm, session)
+            }
             systems.append(system)
             done(system, codes.count, first.pmm)
         }
@@ -117,6 +125,35 @@ extension CardImage {
             }
         }
         return blocks
+    }
+
+    /// A FeliCa Lite or Lite-S: every block of its memory map through service 000B (it
+    /// answers no Search Service Code), four at a time; a batch the card refuses is read
+    /// block by block, and the blocks it refuses even alone (CK, the MACs) are left out.
+    private static func readLite(_ code: SystemCode, _ target: Target, cardPMm: PMm, _ session: CardSession) async throws(FeliCaError) -> System {
+        let numbers = FeliCaLite.blocks(of: target.pmm)
+        var read: [Int: [UInt8]] = [:]
+        let step = await session.readLimit(for: target)
+        var start = 0
+        while start < numbers.count {
+            let batch = Array(numbers[start..<min(start + step, numbers.count)])
+            do {
+                let data = try await session.read([BlockRequest(service: FeliCaLite.readService, blocks: batch)], from: target)[0]
+                for (n, d) in zip(batch, data) { read[n] = d }
+            } catch where error.code == .status {
+                for n in batch {
+                    do {
+                        read[n] = try await session.read(service: FeliCaLite.readService, blocks: n..<(n + 1), from: target)[0]
+                    } catch where error.code == .status {}
+                }
+            }
+            start += batch.count
+        }
+        var blocks: [[UInt8]] = []
+        while let b = read[blocks.count] { blocks.append(b) }
+        var service = Service(code: FeliCaLite.readService, blocks: blocks)
+        for (n, d) in read where n >= blocks.count { service.blocksAt[n] = d }
+        return System(code: code, idm: target.idm, pmm: target.pmm == cardPMm ? nil : target.pmm, services: [service])
     }
 
     private static func readSystem(_ code: SystemCode, _ target: Target, cardPMm: PMm, _ session: CardSession) async throws(FeliCaError) -> System {

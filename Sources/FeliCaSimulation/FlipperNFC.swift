@@ -114,7 +114,12 @@ enum FlipperNFC {
         var service = CardImage.Service(code: liteService, blocks: blocks)
         service.blocksAt = blocksAt
         if !status.isEmpty { service.extra[statusMember] = .object(status) }
-        return CardImage(pmm: pmm, systems: [CardImage.System(code: system, idm: idm, services: [service])])
+        var systems = [CardImage.System(code: system, idm: idm, services: [service])]
+        // MC (block 0x88) byte 3 bit 0: the tag also answers 12FC (NDEF), with the same IDm.
+        if system == 0x88B4, let mc = blocksAt[0x88], mc[3] & 0x01 != 0 {
+            systems.append(CardImage.System(code: 0x12FC, idm: idm, services: []))
+        }
+        return CardImage(pmm: pmm, systems: systems)
     }
 
     /// Pulls the 4 hex digits after `label` out of a `| label XXXX |` field.

@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaCards
+import FeliCaNDEF
 
 /// Built-in sample cards: synthetic but realistic data, built with the profile encoders
 /// of FeliCaCards so that what the decoders read back is exactly what was written here.
@@ -7,7 +8,9 @@ import FeliCaCards
 /// Every card carries several records, an empty slot or two, and key-protected services
 /// (a key version and a block count, no data) as real cards do.
 public enum SampleCards {
-    public static let names = ["suica", "edy", "nanaco", "waon", "wallet", "octopus", "octopus-shenzhen"]
+    public static let names = purseNames + ["lite-s", "aime"]
+    /// The sample cards that carry a purse (the population `felica order` weighs by default).
+    public static let purseNames = ["suica", "edy", "nanaco", "waon", "wallet", "octopus", "octopus-shenzhen"]
 
     public static func image(named name: String) -> CardImage? {
         switch name {
@@ -18,6 +21,8 @@ public enum SampleCards {
         case "wallet": wallet
         case "octopus": octopus
         case "octopus-shenzhen": octopusShenzhen
+        case "lite-s": liteS
+        case "aime": aime
         default: nil
         }
     }
@@ -124,6 +129,60 @@ public enum SampleCards {
                        services: [.init(code: Octopus.shenzhenTongBalanceService, blocks: [Octopus.encodeBalance(tenths: 123, offset: 350)],
                                         answersWithoutKey: true)]),
             ])
+    }
+
+    /// A FeliCa Lite-S formatted for NDEF (an NFC Forum Type 3 Tag): it answers 88B4 and,
+    /// its MC block's NDEF flag set, 12FC with the same IDm. The message (a URI, a Text and
+    /// a Smart Poster record, 7 blocks) takes two reads of Nbr = 4 blocks.
+    public static var liteS: CardImage {
+        let idm = IDm(rawValue: 0x012E_4C11_2233_4455)
+        return CardImage(pmm: litePMm, systems: [
+            CardImage.System(code: FeliCaLite.system, idm: idm, services: [liteService(idm: idm, userBlocks: T3TAttributes.blocks(for: liteSMessage), dfc: 0, ndef: true)]),
+            CardImage.System(code: T3TAttributes.system, idm: idm, services: []),
+        ])
+    }
+
+    /// An amusement (arcade) card: a Lite-S whose ID block carries SEGA's data format code
+    /// 0078, not formatted for NDEF; S_PAD0 holds 16 bytes of the issuer's (made up here).
+    public static var aime: CardImage {
+        let idm = IDm(rawValue: 0x012E_5A00_0C0F_FEE0)
+        let spad0: [UInt8] = [0x5E, 0x1A, 0x07, 0x3C, 0x91, 0x22, 0xB8, 0x40, 0x0D, 0x6F, 0xE3, 0x58, 0x14, 0xA9, 0x7C, 0x02]
+        return CardImage(pmm: litePMm, systems: [
+            CardImage.System(code: FeliCaLite.system, idm: idm, services: [liteService(idm: idm, userBlocks: [spad0] + Array(repeating: zero, count: 13), dfc: 0x0078, ndef: false)]),
+        ])
+    }
+
+    /// The PMm real Lite-S tags report: ROM 00, IC F1.
+    static let litePMm = PMm(rawValue: 0x00F1_0000_0001_4300)
+
+    /// The sample NDEF message of ``liteS``.
+    public static var liteSMessage: [UInt8] {
+        let poster = NDEFRecord.encodeMessage([
+            NDEFRecord(wellKnown: "U", payload: NDEFURI.payload("https://github.com/nfcpy/nfcpy")),
+            NDEFRecord(wellKnown: "T", payload: NDEFText(language: "en", text: "nfcpy").payload),
+            NDEFRecord(wellKnown: "act", payload: [0x00]),
+        ])
+        return NDEFRecord.encodeMessage([
+            NDEFRecord(wellKnown: "U", payload: NDEFURI.payload("https://www.example.com/felica")),
+            NDEFRecord(wellKnown: "T", payload: NDEFText(language: "en", text: "Hello from a FeliCa Lite-S").payload),
+            NDEFRecord(wellKnown: "Sp", payload: poster),
+        ])
+    }
+
+    /// Service 000B of a Lite-S: S_PAD0-13 as given, REG, and the system blocks a read
+    /// without a MAC returns (SER_C, CK and MAC_A are left out: the virtual card refuses them).
+    static func liteService(idm: IDm, userBlocks: [[UInt8]], dfc: UInt16, ndef: Bool) -> CardImage.Service {
+        var service = CardImage.Service(code: FeliCaLite.readService, blocks: userBlocks + [[UInt8](repeating: 0xFF, count: 16)])
+        let sysc: [UInt8] = [0x88, 0xB4] + [UInt8](repeating: 0, count: 14)
+        service.blocksAt = [
+            0x80: zero, 0x81: zero,
+            FeliCaLite.idBlock: FeliCaLite.IDBlock(idm: idm, dfc: dfc).block,
+            0x83: idm.bytes + litePMm.bytes,
+            0x85: sysc, 0x86: zero,
+            FeliCaLite.memoryConfigurationBlock: FeliCaLite.MemoryConfiguration.block(answersNDEF: ndef),
+            0x90: zero, 0x92: zero, 0xA0: zero,
+        ]
+        return service
     }
 
     /// A system with its services in code order, the order a card walks them in (so a

@@ -190,12 +190,15 @@ func readErrorsCarryStatusFlags(_ service: ServiceCode, _ block: Int, _ sf2: UIn
 }
 
 @Test func systemsOfACardWithoutRequestSystemCodeComeFromPolling() async throws {
-    // FeliCa Lite-S does not answer Request System Code: the session polls known codes.
+    // FeliCa Lite-S does not answer Request System Code: the session polls its two codes,
+    // without asking (no Request System Code goes out).
     let lite = CardImage(pmm: PMm(rawValue: 0x00F1_0000_0000_0000), systems: [
         CardImage.System(code: 0x88B4, services: [.init(code: 0x000B, blocks: [[UInt8](repeating: 0, count: 16)])]),
         CardImage.System(code: 0x12FC, services: [.init(code: 0x000B, blocks: [[UInt8](repeating: 0, count: 16)])]),
     ])
     let (s, _) = session(lite)
     let t = try await s.detect()
-    #expect(try await s.systemCodes(of: t) == [0x12FC, 0x88B4])
+    let before = await s.exchangeCount
+    #expect(try await s.systemCodes(of: t) == [0x88B4, 0x12FC])
+    #expect(await s.exchangeCount == before + 2)
 }

@@ -4,7 +4,8 @@
 # `felica-sim pn532` must print exactly what `--device virtual:<card>` prints, and
 # `felica watch --count 1` must print the card and exit 0. Dumps of other tools (a Flipper
 # Zero .nfc file, a Metrodroid export, written by `felica dump --format`) served by the
-# emulator's --card read the same as the sample card they came from.
+# emulator's --card read the same as the sample card they came from. The Lite-S tags give
+# the same `ndef`, `poll` and `dump` through libnfc as from the virtual card.
 source "$(dirname "$0")/lib.sh"
 stage_workdir
 tmp="$work"
@@ -14,11 +15,13 @@ tmp="$work"
 "$felica" dump --device virtual:octopus-shenzhen --format flipper -o "$tmp/octopus-shenzhen.nfc"
 "$felica" dump --device virtual:wallet --format metrodroid -o "$tmp/wallet-metrodroid.json"
 
-for card in suica edy nanaco waon wallet octopus octopus-shenzhen "$tmp/octopus-shenzhen.nfc" "$tmp/wallet-metrodroid.json"; do
+# libnfc_matches_virtual CARD DEVICE ARGS...: each `felica ARGS` (one string each) through
+# DEVICE prints exactly what it prints with `--device virtual:CARD`, both exiting 0.
+libnfc_matches_virtual() {
+  local card="$1" dev="$2" name args vs ls
   name=$(basename "$card")
-  start_pn532 "$tmp/$name.pty" --card "$card" || continue
-  dev="libnfc:pn532_uart:$tmp/$name.pty"
-  for args in "balance" "balance --json" "history" "history --json"; do
+  shift 2
+  for args in "$@"; do
     # shellcheck disable=SC2086
     "$felica" $args --device "virtual:$card" >"$tmp/v.out" 2>"$tmp/v.err"; vs=$?
     # shellcheck disable=SC2086
@@ -31,6 +34,13 @@ for card in suica edy nanaco waon wallet octopus octopus-shenzhen "$tmp/octopus-
       pass "$name $args: libnfc output equals virtual output"
     fi
   done
+}
+
+for card in suica edy nanaco waon wallet octopus octopus-shenzhen "$tmp/octopus-shenzhen.nfc" "$tmp/wallet-metrodroid.json"; do
+  name=$(basename "$card")
+  start_pn532 "$tmp/$name.pty" --card "$card" || continue
+  dev="libnfc:pn532_uart:$tmp/$name.pty"
+  libnfc_matches_virtual "$card" "$dev" "balance" "balance --json" "history" "history --json"
   "$felica" watch --count 1 --device "$dev" >"$tmp/w.out" 2>"$tmp/w.err"; ws=$?
   "$felica" balance --device "$dev" >"$tmp/b.out" 2>/dev/null
   if [[ $ws -eq 0 ]] && grep -q "^Card " "$tmp/w.out" && grep -qF "$(head -1 "$tmp/b.out")" "$tmp/w.out"; then
@@ -39,5 +49,19 @@ for card in suica edy nanaco waon wallet octopus octopus-shenzhen "$tmp/octopus-
     fail "$name watch --count 1: exit $ws"; cat "$tmp/w.out" "$tmp/w.err" >&2
   fi
 done
+
+# FeliCa Lite-S tags: the NDEF message, the IC and ID block, the memory map, as the virtual
+# card prints them; an arcade card (a Lite-S without NDEF) is the clear "no NDEF" error.
+start_pn532 "$tmp/lite-s.pty" --card lite-s \
+  && libnfc_matches_virtual lite-s "libnfc:pn532_uart:$tmp/lite-s.pty" "ndef" "ndef --json" "poll" "poll --json" "dump" "dump --json"
+if start_pn532 "$tmp/aime.pty" --card aime; then
+  libnfc_matches_virtual aime "libnfc:pn532_uart:$tmp/aime.pty" "poll" "poll --json" "dump"
+  "$felica" ndef --device "libnfc:pn532_uart:$tmp/aime.pty" >"$tmp/n.out" 2>"$tmp/n.err"; ns=$?
+  if [[ $ns -eq 1 && ! -s "$tmp/n.out" ]] && grep -q "has no NDEF system 12FC" "$tmp/n.err"; then
+    pass "aime ndef: a Lite-S without NDEF says it has no NDEF system (exit 1)"
+  else
+    fail "aime ndef: exit $ns"; cat "$tmp/n.out" "$tmp/n.err" >&2
+  fi
+fi
 
 stage_end

@@ -18,6 +18,10 @@ declare -A service=([suica]="--service 008b" [edy]="--system fe00 --service 110b
 for card in suica edy nanaco waon wallet; do
   usb_matches_virtual rcs380 usb "$card" "${commands[@]/READ/${service[$card]}}"
 done
+# FeliCa Lite-S tags (no Request System Code, 4 blocks a read): the NDEF message, the ID
+# block and the memory map.
+usb_matches_virtual rcs380 usb lite-s "ndef" "ndef --json" "poll" "poll --json" "dump" "dump --json"
+usb_matches_virtual rcs380 usb aime "poll" "dump"
 
 # felica devices, FELICA_DEVICE and the default device find the emulated reader.
 out="$(timeout 60 "$sim" rcs380 --card suica -- bash -c "\"$felica\" devices; FELICA_DEVICE=usb:054c:06c1 \"$felica\" poll; \"$felica\" balance" 2>&1)"

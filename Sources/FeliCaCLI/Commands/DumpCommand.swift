@@ -50,7 +50,7 @@ struct DumpCommand: CLICommand {
         }
         console.endProgress()
         guard let image else { throw error! }
-        let text = try format.map { f throws(FeliCaError) in try image.exported(as: f, now: HistoryOptions.now()) } ?? (json ? image.jsonText() : Self.tree(image))
+        let text = try format.map { f throws(FeliCaError) in try image.exported(as: f, now: HistoryOptions.now()) } ?? (json ? image.jsonText() : image.outline())
         // A partial dump never replaces the output file: it goes beside it.
         let path = output.map { error == nil ? $0 : $0 + ".partial" }
         if let path {
@@ -71,58 +71,7 @@ struct DumpCommand: CLICommand {
         return ExitCode.ok
     }
 
-    /// The readable tree: systems → areas → services → blocks.
-    static func tree(_ image: CardImage) -> String {
-        var out = ""
-        let pmm = image.pmm ?? CardImage.defaultPMm
-        out += "Card  PMm \(pmm)  IC \(pmm.ic)\n"
-        if let partial = image.extra["partial"], let reason = partial["error"]?.stringValue {
-            out += "PARTIAL DUMP: \(reason)\n"
-        }
-        // What the card did not answer, as the image's `notes` carry it in JSON.
-        for n in image.extra["notes"]?.arrayValue ?? [] {
-            if let text = n.stringValue { out += "INCOMPLETE: \(text)\n" }
-        }
-        for (i, system) in image.systems.enumerated() {
-            let brand = system.code == TransitIssuer.system ? image.transitIssuer.map { ", \($0)" } ?? "" : ""
-            out += "System \(system.code)" + (system.code.knownName.map { " (\($0)\(brand))" } ?? "") + "  IDm \(image.idm(ofSystem: i))"
-            if let p = system.pmm { out += "  PMm \(p)" }
-            out += "\n"
-            var depth: [AreaCode] = []  // ends of the open areas
-            var nodes: [(NodeCode, String, CardImage.Service?)] = system.areas.map { ($0.code, "end \($0.end)", nil) }
-            nodes += system.services.map { ($0.code, "", $0) }
-            nodes.sort { $0.0 < $1.0 }
-            let ends = Dictionary(system.areas.map { ($0.code, $0.end) }, uniquingKeysWith: { a, _ in a })
-            for (code, _, service) in nodes {
-                while let last = depth.last, code > last { depth.removeLast() }
-                let indent = String(repeating: "  ", count: depth.count + 1)
-                if let service {
-                    out += indent + "Service \(code)  \(code.attribute)"
-                    if let kv = service.keyVersion { out += "  key version \(Hex.encode([UInt8(kv >> 8), UInt8(kv & 0xFF)]))" }
-                    if let blocks = service.blocks {
-                        out += "  \(blocks.count) block\(blocks.count == 1 ? "" : "s")\n"
-                        for (b, data) in blocks.enumerated() {
-                            out += indent + "  " + pad(String(b), 4) + hexGroups(data) + "  " + printable(data) + "\n"
-                        }
-                    } else {
-                        out += service.blockCount.map { "  \($0) blocks, needs a key\n" } ?? "  size unknown, needs a key\n"
-                    }
-                } else {
-                    out += indent + "Area \(code)-\(ends[code] ?? code)\n"
-                    depth.append(ends[code] ?? code)
-                }
-            }
-        }
-        return out
-    }
-
     static let pad = TextLayout.column
-
-    static func hexGroups(_ data: [UInt8]) -> String {
-        stride(from: 0, to: data.count, by: 4).map { Hex.encode(data[$0..<min($0 + 4, data.count)]) }.joined(separator: " ")
-    }
-
-    static func printable(_ data: [UInt8]) -> String {
-        String(decoding: data.map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: ".") }, as: UTF8.self)
-    }
+    static let hexGroups = CardImage.hexGroups
+    static let printable = CardImage.printable
 }

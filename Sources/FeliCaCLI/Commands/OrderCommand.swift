@@ -206,9 +206,9 @@ struct OrderCommand: CLICommand {
         }
     }
 
-    /// Every built-in sample card, equally weighted.
+    /// Every built-in sample card that carries a purse, equally weighted.
     static func samplePopulation() throws(FeliCaError) -> Population {
-        try Population(cards: SampleCards.names.compactMap { name in
+        try Population(cards: SampleCards.purseNames.compactMap { name in
             SampleCards.image(named: name).map { Population.Card(name: name, weight: 1, systems: $0.systems.map(\.code)) }
         })
     }

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaCards
 import FeliCaJSON
 import FeliCaDevices
 
@@ -30,12 +31,14 @@ struct PollCommand: CLICommand {
 
     func run(_ console: Console) async throws -> Int32 {
         let code = systemCode
-        let (target, systems) = try await CardContext.with(readerOptions, console: console) { session in
+        let (target, systems, id) = try await CardContext.with(readerOptions, console: console) { session in
             guard let r = try await session.poll(systemCode: code, requestCode: .systemCode) else {
                 throw try await Self.whyNoAnswer(session, code: code)
             }
             let target = Target(idm: r.idm, pmm: r.pmm, systemCode: r.systemCode)
-            return (target, try await session.systemCodes(of: target))
+            // A Lite or Lite-S says who issued it in its ID block (one read).
+            let id = FeliCaLite.isLite(r.pmm) ? try await FeliCaLite.readID(using: session, from: target) : nil
+            return (target, try await session.systemCodes(of: target), id)
         }
         if json {
             var o = JSONObject()
@@ -44,6 +47,9 @@ struct PollCommand: CLICommand {
             o.append("systemCode", target.systemCode.map { .string($0.hex) } ?? .null)
             o.append("systems", .array(systems.map { .string($0.hex) }))
             o.append("ic", JSONOut.ic(target.pmm))
+            if let id {
+                o.append("idBlock", .object(["idd": .string(Hex.encode(id.idd)), "dfc": .string(id.dfcHex), "issuer": id.issuer.map { .string($0) } ?? .null]))
+            }
             JSONOut.print(.object(o), console)
         } else {
             console.line("IDm      \(target.idm)")
@@ -51,6 +57,7 @@ struct PollCommand: CLICommand {
             console.line("IC       \(target.pmm.ic)")
             if let sc = target.systemCode { console.line("System   \(sc)" + (sc.knownName.map { " (\($0))" } ?? "")) }
             console.line("Systems  " + systems.map { s in s.description + (s.knownName.map { " (\($0))" } ?? "") }.joined(separator: ", "))
+            if let id { console.line("ID block IDd \(Hex.encode(id.idd))  DFC \(id.dfcHex)" + (id.issuer.map { " (\($0))" } ?? "")) }
         }
         return ExitCode.ok
     }
