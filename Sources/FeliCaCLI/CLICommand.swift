@@ -49,6 +49,8 @@ public enum CommonOptions {
     public static let trace = Option(OptionSpec(
         "trace", value: "file", help: "Record every exchange with the card to <file> (felica-trace/1, JSON Lines).", kind: .file))
     public static let json = OptionSpec.flag("json", help: "Print JSON instead of text.")
+    public static let redact = OptionSpec.flag(
+        "redact", help: "Replace the IDm and the card numbers with pseudonyms (the same for the same card), in the output and in --trace: safe to share.")
     public static let stations = Option(OptionSpec(
         "stations", value: "file", help: "CSV of station names keyed by area, line and station, added over the bundled table (see Docs/formats.md).", kind: .file))
     public static let dialect = Option(OptionSpec(
@@ -97,8 +99,12 @@ struct ReaderOptions: Sendable {
     /// The device's file and the trace, checked: the trace never overwrites what the
     /// device reads. A command with files of its own adds them and checks again.
     var files = FileRoles()
+    /// `--redact`: the session sees pseudonyms for the IDm and card numbers; false for
+    /// commands without it.
+    var redact = false
 
     init(_ args: ParsedArguments) throws(UsageError) {
+        redact = args.declares(CommonOptions.redact) && args.flag(CommonOptions.redact)
         device = try args.value(CommonOptions.device)
         dialect = try args.value(CommonOptions.dialect)
         trace = try args.value(CommonOptions.trace)

@@ -23,9 +23,11 @@ enum CardContext {
 
     /// The device and a session on it, with `-v` and `--trace` around its transport.
     static func open(_ options: ReaderOptions, console: Console) async throws -> (device: Device, session: CardSession) {
+        let redactor = options.redact ? try RedactionKey.redactor() : nil
         let device = try await Device.open(options.device, options: openOptions(options, console: console))
         let session = try device.session { transport in
-            let watched = TraceHook.watch(transport, console: console)
+            let shown = redactor.map { RedactingTransport(wrapping: transport, redactor: $0) } ?? transport
+            let watched = TraceHook.watch(shown, console: console)
             return try options.trace.map { try TraceHook.record(watched, to: $0) } ?? watched
         }
         return (device, session)

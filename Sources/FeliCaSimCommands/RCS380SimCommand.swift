@@ -23,8 +23,8 @@ struct RCS380SimCommand: CLICommand {
                 Faults hit the N-th packet handed to the card, once: corrupt@N (response frame with a bad \
                 checksum), drop-ack@N (no ACK before the response), late@N[:MS] (response MS ms late, \
                 default 1000), unplug@N (the reader leaves the bus mid-command), away@N[:MS] (it leaves the bus \
-                mid-command and is plugged back in MS ms later, default 3000, powered up afresh; what had it open \
-                stays dead, so a host must open it again). The exit status is the command's.
+                mid-command and is plugged back in MS ms later, default 3000, powered up afresh at the next address, \
+                001:005; what had it open stays dead, so a host must open it again). The exit status is the command's.
                 """,
             arguments: [ArgumentSpec("command", help: "The command to run, after --, e.g. -- felica balance --device usb.", repeatable: true)],
             options: [

@@ -11,7 +11,9 @@ import FeliCaJSON
 /// for services read without a key, `data` (`{"0000": "<32 hex digits>"}`, the block number
 /// in 4 hex digits). Node codes and key versions are the bytes as they go over the air,
 /// little-endian: `0F09` is service 090F, and an area adds its end (`C01CFF1D` = area 1CC0
-/// ending at 1DFF); `FFFF` as a key version means none.
+/// ending at 1DFF; an area found without its end is written with its code alone); `FFFF`
+/// as a key version means none. The system node's code is `FFFF`; every node carries a
+/// `data` object, empty but for readable services; hex is uppercase.
 enum ProxmarkDump {
     static func fail(_ path: String, _ what: String) -> FeliCaError {
         FeliCaError(.badInput, "\(path): \(what)")
@@ -57,11 +59,14 @@ enum ProxmarkDump {
                 case "system":
                     continue
                 case "area":
-                    let v = try littleEndian(nodeText, count: 2, "\(np).code")
+                    // An area found by Request Service rather than Search Service Code has
+                    // no end: the writer then gives the code alone, and the end is unknown.
+                    let v = try littleEndian(nodeText, count: nodeText.count <= 4 ? 1 : 2, "\(np).code")
                     let area = AreaCode(v[0])
                     guard area.isArea else { throw fail("\(np).code", "\(area) is not an area code") }
-                    guard v[1] >= v[0] else { throw fail("\(np).code", "end \(AreaCode(v[1])) is below the area code \(area)") }
-                    areas.append(CardImage.Area(code: area, end: AreaCode(v[1])))
+                    guard v.count == 1 || v[1] >= v[0] else { throw fail("\(np).code", "end \(AreaCode(v[1])) is below the area code \(area)") }
+                    areas.append(v.count == 2 ? CardImage.Area(code: area, end: AreaCode(v[1]))
+                                              : CardImage.Area(code: area, end: area, extra: ["endUnknown": true]))
                 case "service":
                     let c = ServiceCode(try littleEndian(nodeText, count: 1, "\(np).code")[0])
                     guard c.isService, c != .none else { throw fail("\(np).code", "\(c) is not a service code") }
@@ -97,7 +102,8 @@ enum ProxmarkDump {
                 }
             }
             var system = CardImage.System(code: code, idm: idm, pmm: pmm == image.pmm ? nil : pmm, areas: areas, services: services)
-            if let e = try string(o, "encryption_identifier", path) { system.extra["encryptionIdentifier"] = .string(e.lowercased()) }
+            // A name (`AES128_DES112`) when Proxmark knows the identifier, else 2 hex digits: kept as written.
+            if let e = try string(o, "encryption_identifier", path) { system.extra["encryptionIdentifier"] = .string(e) }
             image.systems.append(system)
         }
         for key in ["specification_version", "product_information", "container_issue_information"] {

@@ -62,7 +62,7 @@ import Testing
         }
         #expect(try fish("felica po") == ["poll"])
         #expect(try fish("felica poll --dialect ").sorted() == ["acr122u", "part3", "raw", "sony"])
-        #expect(try fish("felica trace ").sorted() == ["export", "show"])
+        #expect(try fish("felica trace ").sorted() == ["export", "redact", "show"])
         #expect(try fish("felica bench order --model ").sorted() == ["ios", "rf"])
         #expect(try fish("felica order --pl") == ["--plist"])
     }

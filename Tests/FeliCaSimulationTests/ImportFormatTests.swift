@@ -236,7 +236,56 @@ let proxmarkDump = """
     #expect(s.services[2].blocks == nil)
 }
 
+/// A dump as the writer in Proxmark3's `cmdhffelica.c` lays it out: no wrapper keys, the
+/// system node coded `FFFF`, every node with `data` (empty but for readable services),
+/// uppercase hex, the encryption identifier by name, and an area found by Request Service
+/// written by its code alone, without an end.
+let proxmarkWriterDump = """
+    {
+      "specification_version": "0001001000",
+      "product_information": null,
+      "container_issue_information": null,
+      "systems": [
+        {
+          "code": "0003",
+          "idm": "012E445566778899",
+          "pmm": "100B4B428485D0FF",
+          "encryption_identifier": "AES128_DES112",
+          "nodes": [
+            {"type": "system", "code": "FFFF", "des_key_version": "0000", "aes_key_version": "0000", "data": {}},
+            {"type": "area", "code": "0000FEFF", "des_key_version": "0000", "aes_key_version": null, "data": {}},
+            {"type": "area", "code": "C01C", "des_key_version": "0200", "aes_key_version": null, "data": {}},
+            {"type": "service", "code": "8B00", "des_key_version": "0000", "aes_key_version": null,
+             "data": {"0000": "000000000000000020000064000000A1"}},
+            {"type": "service", "code": "C81C", "des_key_version": "0300", "aes_key_version": null, "data": {}}
+          ]
+        }
+      ]
+    }
+    """
+
+@Test func proxmarkWriterLayoutIsRead() throws {
+    #expect(CardImageFormat.detect(proxmarkWriterDump) == .proxmark)
+    let image = try CardImage(importing: proxmarkWriterDump)
+    let s = image.systems[0]
+    #expect(s.idm == IDm(rawValue: 0x012E_4455_6677_8899))
+    #expect(s.areas.map(\.code) == [0x0000, 0x1CC0])
+    #expect(s.areas[1].end == 0x1CC0)
+    #expect(s.areas[1].extra["endUnknown"] == true)
+    #expect(s.extra["encryptionIdentifier"] == "AES128_DES112")
+    #expect(s.services.map(\.code) == [0x008B, 0x1CC8])
+    #expect(s.services[0].blocks?.first?[15] == 0xA1)
+    #expect(image.transitIssuer == "PASMO")
+    // The image is ours now: it round-trips, the unknown end kept as a mark.
+    let again = try CardImage(jsonText: image.jsonText())
+    #expect(again.systems[0].areas[1].extra["endUnknown"] == true)
+}
+
 @Test(arguments: [
+    BadImport(text: #"{"systems":[{"code":"0003","nodes":[{"type":"area","code":"C01"}]}]}"#,
+              message: "$.systems[0].nodes[0].code: \"C01\" is not hex bytes"),
+    BadImport(text: #"{"systems":[{"code":"0003","nodes":[{"type":"area","code":"C01CFF1D00"}]}]}"#,
+              message: "$.systems[0].nodes[0].code: expected 4 bytes, found 5"),
     BadImport(text: #"{"systems":[{"code":"0003","nodes":[{"type":"service","code":"8B","data":{}}]}]}"#,
               message: "$.systems[0].nodes[0].code: expected 2 bytes, found 1"),
     BadImport(text: #"{"systems":[{"code":"0003","nodes":[{"type":"service","code":"8B00","data":{"0000":"00"}}]}]}"#,

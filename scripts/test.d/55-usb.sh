@@ -136,8 +136,8 @@ else
 fi
 
 # A reader unplugged under a running watch (mid-command, as the 14th packet reaches the
-# card) and plugged back in 3 s later: watch says so once each way and reads on, finding the
-# bare `usb` again by its model. --exit-on-reader-loss ends as before: exit 1, the clear error.
+# card) and plugged back in 3 s later at the next address (001:005): watch says so once each
+# way and reads on, finding the bare `usb` again by its model. --exit-on-reader-loss ends as before: exit 1, the clear error.
 timeout 40 "$sim" rcs380 --card suica --taps 6:6 --fault away@14:3000 -- \
   timeout 30 "$felica" watch --device usb --count 3 --json --interval 0.1 >"$tmp/loss.out" 2>"$tmp/loss.err"
 reader_loss_watched "RC-S380 unplugged and plugged back in" usb "$tmp/loss.out" "$tmp/loss.err"

@@ -10,7 +10,7 @@ struct BalanceCommand: CLICommand {
             name: "balance",
             abstract: "Show the balance of every purse on the card.",
             discussion: "Purses are found by probing what the card holds: a phone carrying a transit card, Edy, nanaco and WAON shows all four. A transit IC card shows as Transit IC unless --issuer names its brand.",
-            options: CommonOptions.reader + [PurseOutput.allSystems, PurseOutput.issuer, CommonOptions.json])
+            options: CommonOptions.reader + [PurseOutput.allSystems, PurseOutput.issuer, CommonOptions.json, CommonOptions.redact])
     }
 
     let readerOptions: ReaderOptions

@@ -12,6 +12,7 @@ struct DumpCommand: CLICommand {
             discussion: "With --json the output is a felica-card/1 card image: `--device virtual:<file>` serves it back. --format flipper or metrodroid writes the image as a Flipper Zero .nfc file or a Metrodroid JSON export instead; `virtual:<file>` reads those too (and Proxmark3 hf felica dump JSON). See Docs/formats.md.",
             options: CommonOptions.reader + [
                 CommonOptions.json,
+                CommonOptions.redact,
                 formatOption.spec,
                 outputOption.spec,
             ])

@@ -9,7 +9,7 @@ struct HistoryCommand: CLICommand {
             name: "history",
             abstract: "Show the transaction history of every purse on the card, newest first.",
             discussion: "Transit records name their stations from the bundled station table (codes as area/line/station where it has none); --stations adds or overrides names from a CSV of area,line,station,name lines.",
-            options: CommonOptions.reader + [CommonOptions.stations.spec, PurseOutput.allSystems, CommonOptions.json,
+            options: CommonOptions.reader + [CommonOptions.stations.spec, PurseOutput.allSystems, CommonOptions.json, CommonOptions.redact,
                                            HistoryOptions.csv, HistoryOptions.excel, HistoryOptions.summary, HistoryOptions.allowIncomplete])
     }
 

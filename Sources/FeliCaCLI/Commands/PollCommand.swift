@@ -13,6 +13,7 @@ struct PollCommand: CLICommand {
             options: CommonOptions.reader + [
                 systemCodeOption.spec,
                 CommonOptions.json,
+                CommonOptions.redact,
             ])
     }
 

@@ -7,9 +7,23 @@ struct TraceCommand: CLICommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "trace",
-            abstract: "Show a recorded trace, or export it for Wireshark.",
+            abstract: "Show a recorded trace, export it for Wireshark, or redact it for sharing.",
             discussion: "Record a trace with --trace FILE on any command that talks to a card; replay it with --device replay:FILE. See Docs/traces.md.",
-            subcommands: [TraceShowCommand.self, TraceExportCommand.self])
+            subcommands: [TraceShowCommand.self, TraceExportCommand.self, TraceRedactCommand.self])
+    }
+
+    /// Checks that the trace read and the file written are not the same file.
+    static func check(reading input: String, as inputRole: String, writing output: String, as outputRole: String) throws(UsageError) {
+        var files = FileRoles()
+        files.reads(input, as: inputRole)
+        files.writes(output, as: outputRole)
+        try files.check()
+    }
+
+    /// `trace` with the IDm and card numbers replaced, under the user's redaction key.
+    static func redacted(_ trace: Trace) throws -> Trace {
+        var redactor = try RedactionKey.redactor()
+        return trace.redacted(by: &redactor)
     }
 
     /// Loads the trace at `path`; a card image given by mistake is named as one, with the
@@ -78,7 +92,7 @@ struct TraceExportCommand: CLICommand {
                 decodes both: tshark -X lua_script:Wireshark/felica.lua -r OUT. See Docs/traces.md.
                 """,
             arguments: [ArgumentSpec("file", help: "A felica-trace/1 file (recorded with --trace).", kind: .file)],
-            options: [pcapOption.spec, formatOption.spec, lenientFlag],
+            options: [pcapOption.spec, formatOption.spec, lenientFlag, CommonOptions.redact],
             required: [pcapOption.spec.long])
     }
 
@@ -96,19 +110,19 @@ struct TraceExportCommand: CLICommand {
     let output: String
     let format: Pcap.Format
     let lenient: Bool
+    let redact: Bool
     init(_ args: ParsedArguments) throws(UsageError) {
         path = args.positionals[0]
+        redact = args.flag(CommonOptions.redact)
         output = try args.required(Self.pcapOption)
         format = try args.value(Self.formatOption) ?? .pcapng
         lenient = args.flag(Self.lenientFlag)
-        var files = FileRoles()
-        files.reads(path, as: "the trace to export (<file>)")
-        files.writes(output, as: "--pcap")
-        try files.check()
+        try TraceCommand.check(reading: path, as: "the trace to export (<file>)", writing: output, as: "--pcap")
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let trace = try TraceCommand.load(path, lenient: lenient)
+        var trace = try TraceCommand.load(path, lenient: lenient)
+        if redact { trace = try TraceCommand.redacted(trace) }
         if let damage = trace.damage {
             console.diag("warning: \(damage.reason)\n  exporting the \(trace.exchanges.count) exchanges before the damage")
         }
@@ -116,6 +130,39 @@ struct TraceExportCommand: CLICommand {
         var summary = "wrote \(export.frames) frame\(export.frames == 1 ? "" : "s") to \(output) (\(format.rawValue))"
         if export.skipped > 0 { summary += " (\(export.skipped) empty packet\(export.skipped == 1 ? "" : "s") left out)" }
         console.diag(summary)
+        return ExitCode.ok
+    }
+}
+
+/// `felica trace redact FILE OUT`: the trace with its IDms and card numbers replaced.
+struct TraceRedactCommand: CLICommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "redact",
+            abstract: "Write a copy of a trace with the IDm and the card numbers replaced by pseudonyms, safe to share.",
+            discussion: """
+                The pseudonyms come from a key of your own (FELICA_REDACT_KEY, else ~/.config/felica/redact-key, \
+                made on first use): the same card gets the same pseudonym in every trace and dump you redact, \
+                and nobody without the key can tell which card it was. PMm, timings, balances, dates and \
+                stations are kept, and the copy replays like the original (--device replay:OUT). \
+                See Docs/traces.md.
+                """,
+            arguments: [ArgumentSpec("file", help: "A felica-trace/1 file (recorded with --trace).", kind: .file),
+                        ArgumentSpec("out", help: "Where to write the redacted copy (never the input; created 0600).", kind: .file)])
+    }
+
+    let path: String
+    let output: String
+    init(_ args: ParsedArguments) throws(UsageError) {
+        path = args.positionals[0]
+        output = args.positionals[1]
+        try TraceCommand.check(reading: path, as: "the trace to redact (<file>)", writing: output, as: "<out>")
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let redacted = try TraceCommand.redacted(try TraceCommand.load(path, lenient: false))
+        try FileOutput.writeAtomically(redacted.jsonLines(), to: output)
+        console.diag("wrote \(redacted.exchanges.count) exchange\(redacted.exchanges.count == 1 ? "" : "s") to \(output), IDm and card numbers replaced")
         return ExitCode.ok
     }
 }

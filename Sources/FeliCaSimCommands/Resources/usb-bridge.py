@@ -12,9 +12,10 @@ Only transfers are handled here; what the reader answers, and when, is decided b
 felica-sim. Lines on the socket:
     bridge -> sim   W <hex>        a bulk OUT transfer ended (one whole USB transfer)
     sim -> bridge   R <hex>        put this on the bulk IN endpoint now
-    sim -> bridge   U              the reader leaves the bus now
-    sim -> bridge   P              the reader is plugged back in now (a device opened
-                                   before it left stays dead, as a real one would)
+    sim -> bridge   U              the reader leaves the bus now (no longer listed)
+    sim -> bridge   P              the reader is plugged back in now, at the next address
+                                   (a device opened before it left stays dead, as a
+                                   real one would)
 
 Must run under umockdev-wrapper with Debian's /usr/bin/python3 (for gi).
 """
@@ -113,8 +114,7 @@ class Reader(UMockdev.IoctlBase):
         self.strings = strings
         self.kernel_driver = kernel_driver
         self.unplugged = False
-        self.clients = []        # clients seen, to tell those of a reader that left
-        self.dead = []           # clients that had the device open when it left
+        self.devnode = None      # the node of the device on the bus now
         self.in_waiting = []     # IN URBs submitted, not yet filled
         self.in_data = []        # IN transfers from the sim not yet taken by a URB
         self.done = []           # (urb IoctlData, status, payload or None) ready to reap
@@ -136,9 +136,8 @@ class Reader(UMockdev.IoctlBase):
         arg = client.get_arg()
         if DEBUG:
             print("usb-bridge: ioctl %08x done=%d held=%d waiting=%d data=%d" % (request, len(self.done), len(self.held), len(self.in_waiting), len(self.in_data)), file=sys.stderr)
-        if not any(c is client for c in self.clients):
-            self.clients = [c for c in self.clients if c.get_connected()] + [client]
-        gone = self.unplugged or any(c is client for c in self.dead)
+        # A client of an earlier address had the reader open before it left: it stays dead.
+        gone = self.unplugged or client.get_devnode() != self.devnode
         if gone and request not in (REAPURB, REAPURBNDELAY, DISCARDURB, RELEASEINTERFACE):
             client.complete(-1, errno.ENODEV)
         elif request == GET_CAPABILITIES:
@@ -257,7 +256,7 @@ class Reader(UMockdev.IoctlBase):
             urb.update(28, struct.pack("<i", actual or 0))
             arg.resolve(0, 8).set_ptr(0, urb)
             client.complete(0, 0)
-        elif self.unplugged or any(c is client for c in self.dead):
+        elif self.unplugged or client.get_devnode() != self.devnode:
             client.complete(-1, errno.ENODEV)
         else:
             # Nothing finished: the node reads as always ready, so libusb would spin;
@@ -326,13 +325,14 @@ class Reader(UMockdev.IoctlBase):
                 self.finish(owner, urb, buffer, -errno.ENODEV, b"")
             self.in_waiting = []
             self.in_data = []
-            self.dead = [c for c in self.clients if c.get_connected()]
             self.wake()
+            self.on_unplug()
         elif line == "P":
             # Plugged back in: a fresh device for whoever opens it now.
             self.unplugged = False
             self.done = []
             self.out_pending = b""
+            self.on_replug()
 
 
 def main():
@@ -363,25 +363,53 @@ def main():
     reader.address = args.address
 
     testbed = UMockdev.Testbed.new()
-    devnode = "/dev/bus/usb/%03d/%03d" % (args.bus, args.address)
-    # The handler first, so the node answers from the moment it appears.
-    testbed.attach_ioctl(devnode, reader)
-    # sysfs for libusb-1.0 (through libudev); the node's own contents, the descriptors, for
-    # libusb-0.1, which reads them from the node as it would from usbfs.
-    record = "".join([
-        "P: /devices/pci0000:00/0000:00:14.0/usb%d/%d-%d\n" % (args.bus, args.bus, args.address),
-        "N: bus/usb/%03d/%03d=%s\n" % (args.bus, args.address, raw.hex().upper()),
-        "E: SUBSYSTEM=usb\nE: DEVTYPE=usb_device\n",
-        "E: DEVNAME=%s\n" % devnode,
-        "E: BUSNUM=%03d\nE: DEVNUM=%03d\n" % (args.bus, args.address),
-        "E: PRODUCT=%x/%x/%x\n" % (device.vendor, device.product, device.release),
-        "A: idVendor=%04x\\n\nA: idProduct=%04x\\n\n" % (device.vendor, device.product),
-        "A: busnum=%d\\n\nA: devnum=%d\\n\n" % (args.bus, args.address),
-        "A: speed=12\\n\nA: bConfigurationValue=1\\n\n",
-        "".join("A: %s=%s\\n\n" % (name, strings[i]) for i, name in ((1, "manufacturer"), (2, "product")) if i in strings),
-        "H: descriptors=%s\n" % raw.hex(),
-    ])
-    testbed.add_from_string(record)
+
+    def record(address):
+        """The fake device at `address`: sysfs for libusb-1.0 (through libudev), and the
+        node's own contents, the descriptors, for libusb-0.1, which reads them from the node
+        as it would from usbfs."""
+        devnode = "/dev/bus/usb/%03d/%03d" % (args.bus, address)
+        return devnode, "".join([
+            "P: /devices/pci0000:00/0000:00:14.0/usb%d/%d-%d\n" % (args.bus, args.bus, address),
+            "N: bus/usb/%03d/%03d=%s\n" % (args.bus, address, raw.hex().upper()),
+            "E: SUBSYSTEM=usb\nE: DEVTYPE=usb_device\n",
+            "E: DEVNAME=%s\n" % devnode,
+            "E: BUSNUM=%03d\nE: DEVNUM=%03d\n" % (args.bus, address),
+            "E: PRODUCT=%x/%x/%x\n" % (device.vendor, device.product, device.release),
+            "A: idVendor=%04x\\n\nA: idProduct=%04x\\n\n" % (device.vendor, device.product),
+            "A: busnum=%d\\n\nA: devnum=%d\\n\n" % (args.bus, address),
+            "A: speed=12\\n\nA: bConfigurationValue=1\\n\n",
+            "".join("A: %s=%s\\n\n" % (name, strings[i]) for i, name in ((1, "manufacturer"), (2, "product")) if i in strings),
+            "H: descriptors=%s\n" % raw.hex(),
+        ])
+
+    plugged = {}
+
+    def plug_in(address):
+        devnode, text = record(address)
+        reader.address = address
+        reader.devnode = devnode
+        # The handler first, so the node answers from the moment it appears.
+        testbed.attach_ioctl(devnode, reader)
+        testbed.add_from_string(text)
+        plugged["syspath"] = "/sys/devices/pci0000:00/0000:00:14.0/usb%d/%d-%d" % (args.bus, args.bus, address)
+
+    def unplug():
+        # Gone from the bus: not listed, no node (libusb and libnfc find nothing).
+        if plugged.get("syspath"):
+            testbed.remove_device(plugged.pop("syspath"))
+        # umockdev leaves the node behind; the kernel would not.
+        node = testbed.get_root_dir() + reader.devnode
+        if os.path.lexists(node):
+            os.unlink(node)
+
+    def replug():
+        # A reader plugged in again gets the next address on its bus, as the kernel gives it.
+        plug_in(reader.address + 1)
+
+    reader.on_unplug = unplug
+    reader.on_replug = replug
+    plug_in(args.address)
 
     env = dict(os.environ)
     env["UMOCKDEV_DIR"] = testbed.get_root_dir()
