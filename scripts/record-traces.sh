@@ -16,7 +16,7 @@ felica="$FELICA_BIN/felica"
 out=Tests/Traces
 mkdir -p "$out"
 
-cards=(suica edy nanaco waon wallet octopus octopus-shenzhen)
+cards=(suica edy nanaco waon wallet octopus octopus-shenzhen univ-coop)
 commands=(poll dump balance history)
 
 for cmd in "${commands[@]}"; do
