@@ -24,19 +24,22 @@ func cardBenchmarks() async {
         for depth in [CardReader.Depth.balance, .history] {
             var exchanges = 0
             do {
-                try await measureAsync("\(name) \(depth): CardReader", runs: 3) {
+                let took = try await measureAsync("\(name) \(depth): CardReader", runs: 3) {
                     let s = CardSession(transport: VirtualTransport(card: card, name: "virtual:\(name)", timing: .kbps212))
                     blackHole(try await CardReader(depth: depth).read(s))
                     exchanges = await s.exchangeCount
                 }
                 print("    \(exchanges) exchanges")
+                if name == "wallet" && depth == .history {
+                    record("wallet sample (transit, Edy, nanaco, WAON), full history, `CardReader` (batched, probing)", fixed(millis(took), 0) + " ms / \(exchanges) exchanges", model: CardModel.virtual212)
+                }
             } catch {
                 print("    failed: \(error)")
             }
             guard depth == .history else { continue }
             for perBlock in [true, false] {
                 var n = 0
-                do { try await measureAsync("\(name) history: one \(perBlock ? "block" : "service") per command", runs: 3) {
+                do { let took = try await measureAsync("\(name) history: one \(perBlock ? "block" : "service") per command", runs: 3) {
                     let s = CardSession(transport: VirtualTransport(card: card, name: "virtual:\(name)", timing: .kbps212))
                     let first = try await s.detect()
                     _ = try await s.systemCodes(of: first)
@@ -53,6 +56,9 @@ func cardBenchmarks() async {
                     n = await s.exchangeCount
                 }
                 print("    \(n) exchanges")
+                if name == "wallet" && perBlock {
+                    record("  the same, one block per command (nfcpy's default), services given", fixed(millis(took), 0) + " ms / \(n) exchanges", model: CardModel.virtual212)
+                }
                 } catch {
                     print("    failed: \(error)")
                 }

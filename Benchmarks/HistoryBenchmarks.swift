@@ -19,7 +19,8 @@ func historyBenchmarks() async {
     // Station table: the first use parses the bundled text.
     let parseStart = clock.now
     let table = StationTable.bundled
-    print(pad("bundled station table, first use (parse)", 52) + ms(clock.now - parseStart) + "  (\(table.count) stations)")
+    let parse = clock.now - parseStart
+    print(pad("bundled station table, first use (parse)", 52) + ms(parse) + "  (\(table.count) stations)")
     var keys: [(Int, Int, Int)] = []
     var x: UInt32 = 0x1234_5678
     for _ in 0..<4096 {
@@ -29,16 +30,18 @@ func historyBenchmarks() async {
     var hits = 0
     for k in keys where table.name(area: k.0, line: k.1, station: k.2) != nil { hits += 1 }
     var i = 0
-    measure("station lookup (area, line, station), \(hits * 100 / keys.count)% found", iterations: 1_000_000) {
+    let lookup = measure("station lookup (area, line, station), \(hits * 100 / keys.count)% found", iterations: 1_000_000) {
         let k = keys[i & 4095]
         blackHole(table.station(area: k.0, line: k.1, station: k.2))
         i += 1
     }
-    measure("station lookup without the area (gate log)", iterations: 200_000) {
+    let gateLookup = measure("station lookup without the area (gate log)", iterations: 200_000) {
         let k = keys[i & 4095]
         blackHole(table.station(area: nil, line: k.1, station: k.2))
         i += 1
     }
+    record("station name lookup, bundled table (\(table.count) stations; the first use parses it: " + fixed(millis(parse), 0) + " ms)",
+           format(lookup) + "/s (without the area, as for the gate log: " + format(gateLookup) + "/s)", model: CardModel.none)
 
     // A transit card with its 20 history slots full.
     guard var image = try? VirtualCard.named("suica").image,
@@ -65,17 +68,19 @@ func historyBenchmarks() async {
     }
     var n = 0
     do {
-        try await measureAsync("log add, 20-record card, new database (20 added)") {
+        let new = try await measureAsync("log add, 20-record card, new database (20 added)") {
             n += 1
             let r = try await logAdd("\(dir)/new-\(n).sqlite3")
             precondition(r.added == 20)
         }
         let kept = "\(dir)/kept.sqlite3"
         _ = try await logAdd(kept)
-        try await measureAsync("log add, 20-record card, again (20 already kept)") {
+        let again = try await measureAsync("log add, 20-record card, again (20 already kept)") {
             let r = try await logAdd(kept)
             precondition(r.alreadyKept == 20)
         }
+        record("`log add` of a 20-record transit card (read from a virtual card, merge, one fsync'd transaction)",
+               fixed(millis(new), 1) + " ms into a new database, " + fixed(millis(again), 1) + " ms when all 20 are already kept", model: "virtual card, no timing model")
     } catch {
         print("log add: \(error)")
     }
@@ -110,5 +115,8 @@ func historyBenchmarks() async {
         var st = stat()
         stat(out, &st)
         print(pad(label, 52) + ms(took) + "  (exit \(status), \(st.st_size / 1024) KiB written, peak RSS \(procStatus("VmHWM") / 1024) MiB)")
+        if extra.isEmpty {
+            record("`log export --csv` of 100,000 kept records", fixed(millis(took) / 1000, 2) + " s, peak RSS \(procStatus("VmHWM") / 1024) MiB (rows stream from SQLite to stdout)", model: CardModel.none)
+        }
     }
 }

@@ -28,10 +28,16 @@ func libnfcBenchmarks() async {
         defer { server.stop() }
         let device = "libnfc:" + server.connectionString
 
-        await measureAsync("felica balance via libnfc+PN532, \(label)", runs: timing ? 7 : 9) {
+        let balance = await measureAsync("felica balance via libnfc+PN532, \(label)", runs: timing ? 7 : 9) {
             let status = await withStdoutSilenced { await FeliCaCommandLine.felica(["balance", "--device", device]) }
             precondition(status == 0, "felica balance failed (\(status))")
         }
+        let nativeBalance = await measureAsync("felica balance via pn532:PTY, \(label)", runs: timing ? 7 : 9) {
+            let status = await withStdoutSilenced { await FeliCaCommandLine.felica(["balance", "--device", "pn532:" + server.path]) }
+            precondition(status == 0, "felica balance failed (\(status))")
+        }
+        record("felica balance through the PN532 emulator, in-process (device open included): `libnfc:pn532_uart:` / `pn532:`",
+               fixed(millis(balance), 1) + " / " + fixed(millis(nativeBalance), 1) + " ms", model: timing ? CardModel.typical : CardModel.untimed)
 
         await measureAsync("  open + close of the libnfc device, \(label)", runs: timing ? 7 : 9) {
             let t = try! await Device.open(DeviceSpec(.libnfc(connstring: server.connectionString))).transport
@@ -103,9 +109,13 @@ private func exchangeFigures(_ transport: any Transport, label: String) async {
         _ = try! await session.read(service: 0x090F, blocks: 0..<10, from: target)
     }
     // The ordering work's figure: what one system code the card lacks costs.
-    await measureAsync("  failing Polling (system 1234, card lacks it), \(label)", runs: 15) {
+    let failing = await measureAsync("  failing Polling (system 1234, card lacks it), \(label)", runs: 15) {
         let r = try! await session.poll(systemCode: SystemCode(0x1234))
         precondition(r == nil)
+    }
+    if label.hasSuffix("rf timing") {
+        record("failing Polling (a system the card lacks: what each extra code costs), PN532 emulator, \(transport is PN532SerialTransport ? "`pn532:`" : "`libnfc:`")",
+               fixed(millis(failing), 1) + " ms per code", model: CardModel.slots)
     }
     let codes = (0..<20).map { SystemCode(UInt16(0x1000 + $0)) }
     await measureAsync("  20 failing Pollings in a row, \(label)", runs: 3) {

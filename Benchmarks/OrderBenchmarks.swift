@@ -53,6 +53,8 @@ private func orderOptimiserFigures() async throws {
             rows.append("\(fixed(elapsed.seconds, 2)) s \(gap) (expected \(fixed(r.cost.expected!, 3)) s, greedy \(fixed(greedy, 3)) s)")
         }
         print("optimiser, \(n) codes, 300 cards: slowest \(fixed(slowest.seconds, 2)) s, widest gap \(fixed(widest * 100, 2)) %; populations: " + rows.joined(separator: "; "))
+        record("`felica order`, 300 cards over \(n) codes, three populations (fitted iOS model)",
+               "slowest " + fixed(slowest.seconds, 2) + " s, " + (widest == 0 ? "exact" : "widest proven gap " + fixed(widest * 100, 2) + " %"), model: "ios model (Polling positions)")
     }
 }
 
@@ -61,11 +63,14 @@ private func orderTimingFigures() async throws {
     let positions = Array(0...10) + [20, 40]
     for model in [IOSTimingModel.fitted as any TimingModel, RFTimingModel(), RFTimingModel(bitRate: .kbps424)] {
         let report = try await OrderBenchmark(positions: positions).run(on: .model(model, card: ModelCards.card(systems: edy)))
-        print("model \(model.name)\(model is RFTimingModel ? " \((model as! RFTimingModel).bitRate.rawValue) kbps" : ""): \(describe(report))")
+        let name = "\(model.name)\(model is RFTimingModel ? " \((model as! RFTimingModel).bitRate.rawValue) kbps" : "")"
+        print("model \(name): \(describe(report))")
+        recordOrdering("`\(name)` model", report, model: model is RFTimingModel ? "rf model, typical card (Polling: slots)" : "ios model")
     }
     let transport = VirtualTransport(card: ModelCards.card(systems: edy), name: "virtual (212 kbps timing)", timing: .kbps212)
     let report = try await OrderBenchmark(positions: positions, repeatCount: 3).run(on: .device(transport))
     print("device \(transport.name), real clock, 3 runs: \(describe(report))")
+    recordOrdering("virtual card with 212 kbps timing (real clock)", report, model: CardModel.virtual212)
 
     // Real libnfc against the PN532 emulator on a pty, with its rf timing.
     setenv("LIBNFC_AUTO_SCAN", "false", 1)
@@ -80,6 +85,24 @@ private func orderTimingFigures() async throws {
     let pn532 = try await OrderBenchmark(positions: positions, repeatCount: 3).run(on: .device(reader))
     await reader.close()
     print("device libnfc + PN532 emulator (rf timing), real clock, 3 runs: \(describe(pn532))")
+    recordOrdering("real libnfc + PN532 emulator (real clock)", pn532, model: CardModel.typical)
+    let native = try await Device.open(DeviceSpec(.pn532(path: server.path))).transport
+    let direct = try await OrderBenchmark(positions: positions, repeatCount: 3).run(on: .device(native))
+    await native.close()
+    print("device pn532: + PN532 emulator (rf timing), real clock, 3 runs: \(describe(direct))")
+    recordOrdering("`pn532:` + PN532 emulator (real clock)", direct, model: CardModel.typical)
+}
+
+/// One ordering row: the first Polling, what each listed code adds, and wildcard + Request
+/// System Code (the only column that depends on the card's PMm timing).
+private func recordOrdering(_ source: String, _ r: OrderBenchmark.Report, model: String) {
+    let fit = r.fit.map { fixed($0.base * 1000, 1) + " ms / " + fixed($0.slope * 1000, 1) + " ms" } ?? "no fit"
+    let listing: String
+    switch r.listing {
+    case .success(let l): listing = fixed(l.time.seconds * 1000, 1) + " ms"
+    case .failure: listing = "not available"
+    }
+    record("ordering, \(source): first poll / per listed code / wildcard + Request System Code", fit + " / " + listing, model: model)
 }
 
 private func describe(_ r: OrderBenchmark.Report) -> String {

@@ -25,6 +25,7 @@ func pcscBenchmarks() async {
 
     let read = try! ReadWithoutEncryptionCommand(
         idm: IDm(hex: "0101120312345678"), services: [0x008B], blocks: [BlockListElement(serviceIndex: 0, block: 0)]).encode()
+    var rates: [String] = []
     for (dialect, getResponse, quickAck) in [
         (PCSCDialect.part3, false, true), (.sony, false, true), (.acr122u, false, true), (.acr122u, true, true),
         (.raw, false, true), (.part3, false, false),
@@ -52,15 +53,18 @@ func pcscBenchmarks() async {
         let seconds = Double(each.components.seconds) + Double(each.components.attoseconds) / 1e18
         print(pad("Read Without Encryption via pcscd, \(label)", 60) + format(1 / seconds)
               + " exchanges/s  (" + ms(each) + " each; median of 5 × \(iterations))")
+        rates.append("\(label) " + format(1 / seconds) + "/s")
         await transport.close()
         await served.stop()
     }
+
+    record("one Read Without Encryption through pcscd + vpcd, by dialect", rates.joined(separator: ", "), model: "virtual card, no timing model")
 
     // A balance as the library does it: open the reader, select the transit system, read.
     guard let served = ServedCard(port: daemon.port, dialect: .part3, getResponse: false, quickAck: true) else { return }
     // Let pcscd notice the card swap (it samples vpcd every 400 ms) before timing.
     if let warm = try? await PCSCTransport.open(.first, options: .init(cardWait: .seconds(10))) { await warm.close() }
-    try? await measureAsync(pad("balance in-process (open, select, read, close)", 60), runs: 15) {
+    _ = try? await measureAsync(pad("balance in-process (open, select, read, close)", 60), runs: 15) {
         let transport = try await PCSCTransport.open(.first, options: .init(cardWait: .seconds(10)))
         let session = CardSession(transport: transport)
         let target = try await session.select(0x0003)!
@@ -70,7 +74,7 @@ func pcscBenchmarks() async {
     // The command itself, process start included.
     let felica = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("felica").path
     if FileManager.default.isExecutableFile(atPath: felica) {
-        try? await measureAsync(pad("`felica balance --device pcsc` (whole process)", 60), runs: 9) {
+        let whole = try? await measureAsync(pad("`felica balance --device pcsc` (whole process)", 60), runs: 9) {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: felica)
             p.arguments = ["balance", "--device", "pcsc"]
@@ -79,13 +83,16 @@ func pcscBenchmarks() async {
             p.waitUntilExit()
             if p.terminationStatus != 0 { print("felica balance exited \(p.terminationStatus)") }
         }
-        try? await measureAsync(pad("`felica balance --device virtual:suica` (for comparison)", 60), runs: 9) {
+        let virtual = try? await measureAsync(pad("`felica balance --device virtual:suica` (for comparison)", 60), runs: 9) {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: felica)
             p.arguments = ["balance", "--device", "virtual:suica"]
             p.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
             try p.run()
             p.waitUntilExit()
+        }
+        if let whole, let virtual {
+            record("felica balance `pcsc` through pcscd + vpcd, whole process", fixed(millis(whole), 1) + " ms (`virtual:suica`: " + fixed(millis(virtual), 1) + " ms)", model: "virtual card, no timing model")
         }
     } else {
         print("(build the felica executable to time the command: swift build -c release)")

@@ -29,7 +29,7 @@ func usbBenchmarks() async {
         func under(_ timing: [String], _ mode: String, _ environment: [String: String] = [:]) {
             let run = runProcess(sim, ["rcs380", "--card", "suica"] + timing + ["--", CommandLine.arguments[0], "usb"],
                                  environment.merging(["FELICA_BENCH_UNDER_RCS380": mode]) { $1 })
-            print(run.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.hasPrefix("## ") }.joined(separator: "\n"))
+            print(recordRows(from: run.stdout).filter { !$0.hasPrefix("#") && !$0.hasPrefix("## ") }.joined(separator: "\n"))
             if run.status != 0 { print("the emulated RC-S380 run failed (exit \(run.status)): \(run.stderr.trimmingCharacters(in: .newlines))") }
         }
         under(["--timing", "rf"], "rf")
@@ -46,6 +46,7 @@ func usbBenchmarks() async {
     }
     let runs = Int(ProcessInfo.processInfo.environment["FELICA_BENCH_RUNS"] ?? "") ?? 9
     let environment = ProcessInfo.processInfo.environment
+    currentSection.withLock { $0 = "usb" }
     if mode.hasPrefix("nfcpy") {
         let model = mode == "nfcpy-rf" ? "rf timing (typical card)" : "no timing model"
         let python = environment["FELICA_BENCH_NFCPY_PYTHON"] ?? "", script = environment["FELICA_BENCH_NFCPY_SCRIPT"] ?? ""
@@ -62,6 +63,9 @@ func usbBenchmarks() async {
         print(pad("felica balance --device usb, RC-S380 emulator, \(model), whole process", 62) + summary(ours))
         print(pad("nfcpy 1.0.4 balance, its own RC-S380 driver, same emulator", 62) + summary(theirs))
         print(pad("  ratio felica / nfcpy (medians)", 62) + fixed(median(ours) / median(theirs), 2) + "×")
+        let cardModel = mode == "nfcpy-rf" ? CardModel.typical : CardModel.untimed
+        record("felica balance `usb` against nfcpy 1.0.4 (its own Port-100 driver, libusb) on the emulated RC-S380, whole processes alternating",
+               "felica " + fixed(median(ours), 1) + " ms, nfcpy " + fixed(median(theirs), 1) + " ms: **ratio " + fixed(median(ours) / median(theirs), 2) + "×**", model: cardModel)
         return
     }
     var whole: [Double] = []
@@ -71,8 +75,13 @@ func usbBenchmarks() async {
         whole.append(r.ms)
     }
     print(pad("felica balance --device usb, RC-S380 emulator, rf timing, whole process", 62) + summary(whole))
+    record("felica balance `usb`, RC-S380 driver, real libusb, emulated RC-S380 (umockdev), whole process", fixed(median(whole), 1) + " ms", model: CardModel.typical)
     // 212 kbps throughout against 424 kbps when the reading pays for the switch.
     for (command, count, mark) in [("history", runs, "¥1,234"), ("dump", max(3, runs / 2), "System 0003")] {
+        var figures: [String] = []
+        defer {
+            record("felica \(command) of the Suica sample, RC-S380 emulator, whole process: `usb?rate=212` / `usb` (auto) / `usb?rate=fastest`", figures.joined(separator: " / "), model: CardModel.typical)
+        }
         for spec in ["usb?rate=212", "usb", "usb?rate=fastest"] {
             var times: [Double] = []
             for _ in 0..<count {
@@ -81,6 +90,7 @@ func usbBenchmarks() async {
                 times.append(r.ms)
             }
             print(pad("felica \(command) --device \(spec), whole process", 62) + summary(times))
+            figures.append(fixed(median(times), 1) + " ms")
         }
     }
 
@@ -90,7 +100,7 @@ func usbBenchmarks() async {
     }
     let session = CardSession(transport: transport)
     let turn = (1...2000).first { session.fasterBitRatePays(forBlocks: $0) }
-    print(pad("  link latency measured at open (median set-up command)", 50) + fixed(Double(transport.linkLatency.components.attoseconds) / 1e15 + Double(transport.linkLatency.components.seconds) * 1000, 3)
+    print(pad("  link latency measured at open (median set-up command)", 50) + fixed(millis(transport.linkLatency), 3)
           + " ms; 424 kbps pays from " + (turn.map { "\($0) blocks" } ?? "never"))
     guard let target = try? await session.detect() else {
         print("no card on the emulated RC-S380: skipped")
@@ -100,25 +110,29 @@ func usbBenchmarks() async {
     await measureAsync("  Polling 0003 (card answers), rf timing", runs: 15) {
         _ = try! await session.poll(systemCode: .transit)
     }
-    await measureAsync("  failing Polling (system 1234, card lacks it), rf timing", runs: 15) {
+    let failing = await measureAsync("  failing Polling (system 1234, card lacks it), rf timing", runs: 15) {
         let r = try! await session.poll(systemCode: SystemCode(0x1234))
         precondition(r == nil)
     }
+    record("failing Polling (a system the card lacks: what each extra code costs), RC-S380 emulator", fixed(millis(failing), 1) + " ms per code", model: CardModel.slots)
     await measureAsync("  wildcard Polling + Request System Code, rf timing", runs: 15) {
         let t = try! await session.detect()
         _ = try! await session.systemCodes(of: t)
     }
-    await measureAsync("  read 10 blocks of 090F, rf timing", runs: 15) {
+    let slow = await measureAsync("  read 10 blocks of 090F, rf timing", runs: 15) {
         _ = try! await session.read(service: 0x090F, blocks: 0..<10, from: target)
     }
-    await measureAsync("  move to 424 kbps (Polling for communication performance + InSetRF) and back", runs: 15) {
+    let move = await measureAsync("  move to 424 kbps (Polling for communication performance + InSetRF) and back", runs: 15) {
         let rate = try! await session.useFastestBitRate(for: target)
         precondition(rate == .kbps424)
         try! await transport.switchBitRate(to: .kbps212)
     }
     try! await transport.switchBitRate(to: .kbps424)
-    await measureAsync("  read 10 blocks of 090F at 424 kbps, rf timing", runs: 15) {
+    let fast = await measureAsync("  read 10 blocks of 090F at 424 kbps, rf timing", runs: 15) {
         _ = try! await session.read(service: 0x090F, blocks: 0..<10, from: target)
     }
+    record("one read of 10 blocks, RC-S380 emulator, at 212 / 424 kbps", fixed(millis(slow), 1) + " / " + fixed(millis(fast), 1) + " ms", model: CardModel.typical)
+    record("moving the RC-S380 to 424 kbps and back (Polling for communication performance + InSetRF ×2)",
+           fixed(millis(move), 1) + " ms; link latency measured at open " + fixed(millis(transport.linkLatency), 1) + " ms, so `usb` moves up for readings from " + (turn.map { "\($0) blocks" } ?? "never"), model: CardModel.typical)
     await transport.close()
 }

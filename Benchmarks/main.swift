@@ -1,7 +1,9 @@
 // Benchmarks print figures; run with `swift run -c release Benchmarks [section ...]`.
-// Sections: codec, session, libnfc, usb, nfcpy, order, pcsc, cards, memory, history, kiosk.
+// Sections: codec, session, libnfc, usb, nfcpy, order, pcsc, cards, memory, history, kiosk;
+// `readme` runs the sections the README quotes and ends with its performance table.
 print("# felica benchmarks (release build expected; debug figures are meaningless)")
-print(machineLine())
+let startLine = machineLine()
+print(startLine)
 codecBenchmarks()
 await sessionBenchmarks()
 await libnfcBenchmarks()
@@ -13,3 +15,4 @@ await cardBenchmarks()
 await memoryBenchmarks()
 await historyBenchmarks()
 await kioskBenchmarks()
+if readmeRun { printReadmeTable(startedWith: startLine) }

@@ -60,6 +60,10 @@ let package = Package(
                            .product(name: "FeliCaTrace", package: "felica")],
             swiftSettings: strict),
         .executableTarget(
+            name: "FuzzNDEF",
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaNDEF", package: "felica")],
+            swiftSettings: strict),
+        .executableTarget(
             name: "FuzzPopulation",
             dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaScheduling", package: "felica")],
             swiftSettings: strict),

@@ -74,7 +74,7 @@ public struct Device: Sendable {
             decidingSpec = recordedSpec
         }
         switch decidingSpec.kind {
-        case .usb(_, .fastest), .pn532(_, .fastest): options.fasterBitRate = .always
+        case .usb(_, .fastest), .pn532(_, .fastest, _): options.fasterBitRate = .always
         default: break
         }
         sessionOptions = options
@@ -184,8 +184,9 @@ public struct Device: Sendable {
         switch spec.kind {
         case .libnfc(let connstring):
             transport = waiting(try await LibNFCTransport.open(connstring: connstring, name: name))
-        case .pn532(let path, let rate):
-            transport = waiting(try await PN532SerialTransport.open(path: path, bitRate: rate.rates.start, bitRates: rate.rates.allowed, name: name))
+        case .pn532(let path, let rate, let baud):
+            transport = waiting(try await PN532SerialTransport.open(path: path, bitRate: rate.rates.start, bitRates: rate.rates.allowed,
+                                                                    baud: baud, name: name))
         case .pcsc(let reader, let ownDialect):
             var chosen = options.dialect ?? ownDialect
             if chosen == nil, let env = environment("FELICA_PCSC_DIALECT"), !env.isEmpty {

@@ -60,7 +60,8 @@ public struct DeviceListing: Sendable {
         var served: Set<String> = []
         for connstring in await LibNFCDevices.connectionStrings() {
             guard let path = nativePN532Path(libnfc: connstring),
-                  let transport = try? await PN532SerialTransport.open(path: path) else { continue }
+                  // At the chip's own speed: a probe need not raise the line and put it back.
+                  let transport = try? await PN532SerialTransport.open(path: path, baud: 115_200) else { continue }
             await transport.close()
             served.insert(connstring)
             native.append(DeviceListing(stack: "pn532", name: "PN532 on \(path)", spec: DeviceSpec(.pn532(path: path)),

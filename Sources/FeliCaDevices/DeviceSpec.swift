@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaLibNFC
 import FeliCaPCSC
+import FeliCaPN532
 import FeliCaReaderCodecs
 import FeliCaSimulation
 import FeliCaTransportSupport
@@ -15,7 +16,7 @@ import FeliCaTransportSupport
 /// | string | ``Kind`` |
 /// |---|---|
 /// | `libnfc`, `libnfc:<connstring>` | ``Kind/libnfc(connstring:)`` |
-/// | `pn532:<serial port>` (`?rate=auto\|fastest\|212\|424`, `?wait=`) | ``Kind/pn532(path:rate:)`` |
+/// | `pn532:<serial port>` (`?rate=auto\|fastest\|212\|424`, `?baud=115200\|…\|921600`, `?wait=`) | ``Kind/pn532(path:rate:baud:)`` |
 /// | `pcsc`, `pcsc:<reader>` (`?dialect=`, `?wait=`) | ``Kind/pcsc(reader:dialect:)`` |
 /// | `usb`, `usb:<vid>:<pid>` (hex), `usb:<bus>:<address>` (decimal) (`?rate=auto\|fastest\|212\|424`, `?wait=`) | ``Kind/usb(_:rate:)`` |
 /// | `virtual:<name>`, `virtual:<image path>` (`?timing=212\|424`) | ``Kind/virtual(_:timing:)`` |
@@ -26,8 +27,9 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
         /// A reader through libnfc: the first one it finds (nil), or a connection string
         /// such as `pn532_uart:/dev/ttyUSB0`.
         case libnfc(connstring: String?)
-        /// A PN532 on a serial line, driven without libnfc, and the bit rates it may use.
-        case pn532(path: String, rate: RateChoice = .automatic)
+        /// A PN532 on a serial line, driven without libnfc, the bit rates it may use, and
+        /// the serial speed the line is raised to when the port takes it.
+        case pn532(path: String, rate: RateChoice = .automatic, baud: Int = 921_600)
         /// A reader through pcscd; `dialect` forces how it carries FeliCa packets.
         case pcsc(reader: PCSCReaderSelector, dialect: PCSCDialect?)
         /// A USB reader driven natively (Sony RC-S380), and the bit rates it may use.
@@ -142,8 +144,14 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
                 throw ParseError("'pn532' needs the serial port the PN532 is wired to: pn532:/dev/ttyUSB0")
             }
             let rate = try Self.rateChoice(options.take("rate"))
-            self.init(.pn532(path: path, rate: rate), wait: try options.wait())
-            try options.finish(kind: "pn532", known: ["rate", "wait"])
+            let baud = try options.take("baud").map { (value: String) throws(ParseError) -> Int in
+                guard let baud = Int(value), PN532SerialTransport.speeds.contains(baud) else {
+                    throw ParseError("device option 'baud': '\(value)' is not one of \(PN532SerialTransport.speeds.map(String.init).joined(separator: ", "))")
+                }
+                return baud
+            } ?? 921_600
+            self.init(.pn532(path: path, rate: rate, baud: baud), wait: try options.wait())
+            try options.finish(kind: "pn532", known: ["rate", "baud", "wait"])
         case "pcsc":
             let reader = try needsRest("give a reader name or the start of one, such as pcsc:SONY, or write pcsc for the first reader")
             let dialect = try options.take("dialect").map { (value: String) throws(ParseError) -> PCSCDialect in
@@ -192,9 +200,10 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
         switch kind {
         case .libnfc(let connstring):
             text = connstring.map { "libnfc:" + $0 } ?? "libnfc"
-        case .pn532(let path, let rate):
+        case .pn532(let path, let rate, let baud):
             text = "pn532:" + path
             if rate != .automatic { options.append("rate=\(rate.rawValue)") }
+            if baud != 921_600 { options.append("baud=\(baud)") }
         case .pcsc(let reader, let dialect):
             if case .named(let name) = reader { text = "pcsc:" + name } else { text = "pcsc" }
             if let dialect { options.append("dialect=\(dialect)") }

@@ -115,6 +115,8 @@ public final class PN532Server: Sendable {
     public var cardExchanges: Int { emulator.withLock { $0.cardExchanges } }
     /// Broken frames the host sent.
     public var invalidFrames: Int { emulator.withLock { $0.invalidFrames } }
+    /// The serial speed the chip runs at now (``PN532Emulator/baudRate``).
+    public var baudRate: Int { emulator.withLock { $0.baudRate } }
     /// The rate the chip speaks to the card at now (``PN532Emulator/cardBitRate``).
     public var cardBitRate: AirTiming.BitRate? { emulator.withLock { $0.cardBitRate } }
     /// The RF timeout code last set (``PN532Emulator/rfTimeoutCode``).

@@ -72,7 +72,7 @@ public struct T3TAttributes: Hashable, Sendable {
         guard writeFlag == 0 else { throw FeliCaError(.invalidField, "NDEF attribute block: WriteF (byte 9) is \(Hex.encode([writeFlag])), neither 00 (done) nor 0F (writing)") }
         guard rwFlag <= 1 else { throw FeliCaError(.invalidField, "NDEF attribute block: RWFlag (byte 10) is \(Hex.encode([rwFlag])), neither 00 (read-only) nor 01 (read-write)") }
         guard messageBlocks <= nmaxb else {
-            throw FeliCaError(.invalidField, "NDEF attribute block: Ln (bytes 11-13) is \(length) bytes (\(messageBlocks) blocks), past Nmaxb (bytes 3-4), \(nmaxb) blocks")
+            throw FeliCaError(.invalidField, "NDEF attribute block: Ln (bytes 11-13) is \(length) bytes (\(messageBlocks) blocks), past Nmaxb (bytes 3-4), \(nmaxb) block\(nmaxb == 1 ? "" : "s")")
         }
     }
 

@@ -5,7 +5,7 @@ import FeliCaReaderCodecs
 /// pure half of ``PN532SerialTransport`` (no I/O), so its logic runs against the emulator
 /// model in tests as it does against a serial line.
 ///
-/// Sources: NXP PN532 User Manual (UM0701-02) §7.2.10 SAMConfiguration, §7.3.1
+/// Sources: NXP PN532 User Manual (UM0701-02) §7.2.8 SetSerialBaudRate, §7.2.10 SAMConfiguration, §7.3.1
 /// RFConfiguration, §7.3.5 InListPassiveTarget, §7.3.9 InCommunicateThru; §6.2.2 for the
 /// HSU wake-up (the chip sleeps until it sees `55` and then waits for the line to settle).
 public enum PN532Commands {
@@ -20,6 +20,15 @@ public enum PN532Commands {
     /// RFConfiguration MaxRetries: ATR_REQ 0xFF, PSL 0x01, passive activation 0x00 (one try):
     /// a Polling no card answers comes back after one Polling window instead of never.
     public static let oneActivationAttempt: [UInt8] = [0x32, 0x05, 0xFF, 0x01, 0x00]
+
+    /// The serial speeds SetSerialBaudRate names, by its BR code (§7.2.8): 0 is 9600 baud.
+    static let serialSpeeds = [9_600, 19_200, 38_400, 57_600, 115_200, 230_400, 460_800, 921_600, 1_288_000]
+
+    /// SetSerialBaudRate `10 BR`: the chip answers at the old speed, waits for the host's
+    /// ACK (at the old speed too), then both run at the new one. Nil for a speed it lacks.
+    public static func setSerialBaudRate(_ baud: Int) -> [UInt8]? {
+        serialSpeeds.firstIndex(of: baud).map { [0x10, UInt8($0)] }
+    }
 
     /// RFConfiguration RF field: on or off (`32 01 0x`); InListPassiveTarget turns it on
     /// itself, so off is what a host sends when it lets go of the reader.

@@ -21,6 +21,13 @@ final class PN532Connection: @unchecked Sendable {
     /// Time the frames of one command take on the line at 115200 baud, at most (a
     /// 265-byte reply and its command): what the host adds to the chip's own wait.
     static let lineTime = Duration.milliseconds(30)
+    /// The speed the line is raised to after set-up unless told otherwise, when the port
+    /// takes it, as nfcpy does: every frame then takes an eighth of its time at 115200
+    /// baud. USB-serial adapters (FTDI, CP210x, CH340, PL2303) run it; a UART that cannot is
+    /// left at 115200.
+    static let fastBaud = 921_600
+    /// The line's speed now.
+    var baud: Int { port.baud }
     /// What the host waits beyond that before it decides the chip is not answering.
     static let hostMargin = Duration.milliseconds(100)
 
@@ -28,8 +35,9 @@ final class PN532Connection: @unchecked Sendable {
     var cancellation: SerialPort.Cancellation { port.cancellation }
 
     /// Opens `path`, wakes the chip and sets it up as a FeliCa reader: SAMConfiguration
-    /// (which also proves a PN532 is there) and one passive activation attempt a Polling.
-    init(path: String, bitRate: AirTiming.BitRate) throws(FeliCaError) {
+    /// (which also proves a PN532 is there), one passive activation attempt a Polling, and
+    /// the line raised to `baud` when the port takes it.
+    init(path: String, bitRate: AirTiming.BitRate, baud: Int = fastBaud) throws(FeliCaError) {
         label = "pn532:" + path
         self.bitRate = bitRate
         port = try SerialPort(path: path)
@@ -37,28 +45,58 @@ final class PN532Connection: @unchecked Sendable {
             // An ACK first stops a command a previous host left running (its reply, if
             // it comes anyway, has another response code and is skipped).
             try port.write(PN532Commands.wakeUp + PN532Frame.ack.encode())
-            var answered = false
-            for _ in 0..<2 where !answered {
-                do throws(FeliCaError) {
-                    _ = try call(PN532Commands.samConfiguration, wait: .milliseconds(300))
-                    answered = true
-                } catch where error.code == .timeout {
-                    try port.write(PN532Commands.wakeUp)
-                }
-            }
+            var answered = try wake()
+            // A host that ended without closing may have left the chip at the fast speed.
+            if !answered, port.setSpeed(Self.fastBaud) { answered = try wake() }
             guard answered else {
                 throw FeliCaError(.noReader, "\(label): no PN532 answered on this serial port; check the wiring (TX to RX, RX to TX), that the board's mode switches select HSU (UART), and that no other program holds the port")
             }
             _ = try call(PN532Commands.oneActivationAttempt, wait: .milliseconds(300))
+            if port.baud != baud { try changeSpeed(to: baud) }
         } catch {
             port.close()
             throw error
         }
     }
 
-    /// Turns the RF field off and closes the line.
+    /// SAMConfiguration, twice if need be (a sleeping chip may miss the first): whether the
+    /// chip answered at the line's speed.
+    private func wake() throws(FeliCaError) -> Bool {
+        for _ in 0..<2 {
+            do throws(FeliCaError) {
+                _ = try call(PN532Commands.samConfiguration, wait: .milliseconds(300))
+                return true
+            } catch where error.code == .timeout {
+                try port.write(PN532Commands.wakeUp)
+            }
+        }
+        return false
+    }
+
+    /// SetSerialBaudRate, the host's ACK at the old speed, then the line at the new one
+    /// (UM0701 §7.2.8). A port that will not run `baud` is left as it is, and so is the chip.
+    private func changeSpeed(to baud: Int) throws(FeliCaError) {
+        guard let command = PN532Commands.setSerialBaudRate(baud), SerialPort.speeds[baud] != nil else { return }
+        let previous = port.baud
+        // Ask the line first: a speed it refuses must not be asked of the chip.
+        guard port.setSpeed(baud) else { return }
+        guard port.setSpeed(previous) else {
+            throw FeliCaError(.noReader, "\(label): cannot set the serial port back to \(previous) baud")
+        }
+        _ = try call(command, wait: .milliseconds(100))
+        try port.write(PN532Frame.ack.encode())
+        guard port.setSpeed(baud) else {
+            throw FeliCaError(.noReader, "\(label): the serial port would not switch to \(baud) baud after the PN532 did; unplug the reader and plug it back in")
+        }
+    }
+
+    /// Turns the RF field off, puts the line back to 115200 baud (where the next host,
+    /// libnfc among them, expects the chip), and closes it.
     func close() {
-        if port.fd >= 0 { _ = try? call(PN532Commands.field(on: false), wait: .milliseconds(100)) }
+        if port.fd >= 0 {
+            _ = try? call(PN532Commands.field(on: false), wait: .milliseconds(100))
+            if port.baud != 115_200 { try? changeSpeed(to: 115_200) }
+        }
         port.close()
     }
 

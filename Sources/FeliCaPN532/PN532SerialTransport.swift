@@ -7,15 +7,23 @@ import Synchronization
 /// libnfc's `pn532_uart` driver sleeps 50 ms flushing the line when it opens it and spends
 /// about 35 ms more setting the chip up; a command-line tool opening the reader once per
 /// run pays that every time. This transport wakes the chip (HSU preamble), sends
-/// SAMConfiguration and one RFConfiguration, and is ready: a few milliseconds of line time.
+/// SAMConfiguration and one RFConfiguration, raises the line from 115200 to 921600 baud
+/// (SetSerialBaudRate, as nfcpy does) when the port takes it, and is ready: a few
+/// milliseconds of line time. Closing puts the line back to 115200 baud.
 /// Polling goes through InListPassiveTarget at the transport's bit rate, every other packet
 /// through InCommunicateThru with the chip's RF timeout set from the card's PMm timeouts.
 /// The session may move it to 424 kbps (``switchBitRate(to:)``); cancelling the calling task
 /// aborts the chip's command. All I/O runs on a thread of the transport's own.
 public final class PN532SerialTransport: Transport {
     public let name: String
-    /// The frames of a read and its reply take about 5 ms at 115200 baud.
-    public var linkLatency: Duration { .milliseconds(8) }
+    /// The frames of a read and its reply take about 5 ms at 115200 baud, an eighth of
+    /// that at 921600; the host's own turnaround comes on top.
+    public let linkLatency: Duration
+    /// The serial line's speed, in baud: 921600 once raised, 115200 when the port (or
+    /// `?baud=`) kept it there.
+    public let baud: Int
+    /// The speeds the line may be asked to run at (`pn532:<port>?baud=`).
+    public static let speeds = [115_200, 230_400, 460_800, 921_600]
     /// The bit rate Polling (and so every later command) uses now.
     public var bitRate: AirTiming.BitRate { rate.withLock { $0 } }
     /// The rates a session may switch to: 212 and 424 kbps unless the device string fixed
@@ -33,16 +41,23 @@ public final class PN532SerialTransport: Transport {
         self.path = path
         rate = Mutex(bitRate)
         self.bitRates = bitRates
+        baud = connection.baud
+        linkLatency = baud >= 460_800 ? .milliseconds(2) : .milliseconds(8)
         let refusals = OwnedDevice<PN532Connection, FeliCaError>.Refusals(
             closed: FeliCaError(.readerGone, "\(name): the device is closed"), cancelled: FeliCaError(.cancelled, "\(name): cancelled"))
         device = OwnedDevice(thread: thread, connection: connection, refusals: refusals) { $0.close() }
     }
 
     /// Opens the PN532 wired to serial port `path`, polling at `bitRate`; `bitRates` are
-    /// the rates a session may switch to later (default: both). ``name`` reports `name`
-    /// when given (the device string the user typed), else `pn532:<path>`.
+    /// the rates a session may switch to later (default: both). The line starts at 115200
+    /// baud, the chip's own speed, and is raised to `baud` (one of ``speeds``) when the port
+    /// takes it. ``name`` reports `name` when given (the device string the user typed),
+    /// else `pn532:<path>`.
     public static func open(path: String, bitRate: AirTiming.BitRate = .kbps212, bitRates: [AirTiming.BitRate] = AirTiming.BitRate.allCases,
-                            name: String? = nil) async throws(FeliCaError) -> PN532SerialTransport {
+                            baud: Int = 921_600, name: String? = nil) async throws(FeliCaError) -> PN532SerialTransport {
+        guard speeds.contains(baud) else {
+            throw FeliCaError(.badInput, "pn532: \(baud) baud is not a speed the serial line is driven at; use one of \(speeds.map(String.init).joined(separator: ", "))")
+        }
         let bitRates = AirTiming.BitRate.allCases.filter { bitRates.contains($0) || $0 == bitRate }
         guard !path.isEmpty else {
             throw FeliCaError(.badInput, "pn532: needs the serial port the PN532 is wired to, e.g. pn532:/dev/ttyUSB0")
@@ -50,7 +65,7 @@ public final class PN532SerialTransport: Transport {
         let thread = DeviceThread(name: "pn532 \(path)")
         do throws(FeliCaError) {
             let connection = try await thread.run { () throws(FeliCaError) -> PN532Connection in
-                try PN532Connection(path: path, bitRate: bitRate)
+                try PN532Connection(path: path, bitRate: bitRate, baud: baud)
             }
             return PN532SerialTransport(name: name ?? "pn532:" + path, path: path, thread: thread, connection: connection, bitRate: bitRate,
                                         bitRates: bitRates)

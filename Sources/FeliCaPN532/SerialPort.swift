@@ -6,7 +6,8 @@ import Glibc
 #endif
 
 /// A serial line opened raw at 115200 baud, 8N1, read with deadlines: what a PN532 in HSU
-/// mode sits behind (a USB-serial adapter, a Raspberry Pi UART, a pseudo-terminal).
+/// mode sits behind (a USB-serial adapter, a Raspberry Pi UART, a pseudo-terminal). Its
+/// speed may be raised later (``setSpeed(_:)``), as the chip's is.
 ///
 /// Unlike libnfc's `uart_open`, nothing here sleeps: stale input is dropped with
 /// `tcflush`, which takes no time.
@@ -15,6 +16,33 @@ final class SerialPort {
     private(set) var fd: Int32 = -1
     /// What cuts a wait short from another thread.
     let cancellation: Cancellation
+    /// The line's speed now, in baud.
+    private(set) var baud = 115_200
+
+    /// The speeds ``setSpeed(_:)`` knows, with their termios codes.
+    static let speeds: [Int: speed_t] = [115_200: speed_t(B115200), 230_400: speed_t(B230400), 460_800: speed_t(B460800), 921_600: speed_t(B921600)]
+
+    /// Sets the line to `newBaud` once what was written has gone out at the old speed
+    /// (`tcsetattr` with `TCSADRAIN`); false when the line refuses that speed (a UART that
+    /// cannot run it), which leaves the line as it was.
+    func setSpeed(_ newBaud: Int) -> Bool {
+        guard let code = Self.speeds[newBaud] else { return false }
+        var t = termios()
+        guard tcgetattr(fd, &t) == 0 else { return false }
+        cfsetispeed(&t, code)
+        cfsetospeed(&t, code)
+        guard tcsetattr(fd, TCSADRAIN, &t) == 0 else { return false }
+        // Linux may accept a speed it cannot set: read it back.
+        var check = termios()
+        guard tcgetattr(fd, &check) == 0, cfgetospeed(&check) == code else {
+            cfsetispeed(&t, Self.speeds[baud]!)
+            cfsetospeed(&t, Self.speeds[baud]!)
+            _ = tcsetattr(fd, TCSADRAIN, &t)
+            return false
+        }
+        baud = newBaud
+        return true
+    }
 
     /// A pipe a cancelled task writes to: ``SerialPort/read(until:)`` waits on it beside
     /// the line and stops when it is written.

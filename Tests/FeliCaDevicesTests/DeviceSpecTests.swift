@@ -15,6 +15,7 @@ import Testing
     ("pn532:/dev/serial0?rate=424&wait=1", DeviceSpec(.pn532(path: "/dev/serial0", rate: .kbps424), wait: .seconds(1))),
     ("pn532:/dev/serial0?rate=fastest", DeviceSpec(.pn532(path: "/dev/serial0", rate: .fastest))),
     ("pn532:/dev/serial0?rate=212", DeviceSpec(.pn532(path: "/dev/serial0", rate: .kbps212))),
+    ("pn532:/dev/serial0?baud=115200", DeviceSpec(.pn532(path: "/dev/serial0", baud: 115_200))),
     ("pcsc", DeviceSpec(.pcsc(reader: .first, dialect: nil))),
     ("pcsc:SONY FeliCa RC-S300/S", DeviceSpec(.pcsc(reader: .named("SONY FeliCa RC-S300/S"), dialect: nil))),
     ("pcsc?dialect=acr122u&wait=0", DeviceSpec(.pcsc(reader: .first, dialect: .acr122u), wait: .zero)),
@@ -48,6 +49,7 @@ func deviceStringsParse(_ text: String, _ expected: DeviceSpec) throws {
     #expect(DeviceSpec(.usb(.path(bus: 1, address: 4))).description == "usb:001:004")
     #expect(try DeviceSpec(parsing: "usb?rate=auto").description == "usb")
     #expect(try DeviceSpec(parsing: "pn532:/dev/ttyS0?rate=auto").description == "pn532:/dev/ttyS0")
+    #expect(try DeviceSpec(parsing: "pn532:/dev/ttyS0?baud=115200&rate=212").description == "pn532:/dev/ttyS0?rate=212&baud=115200")
     #expect(try DeviceSpec(parsing: "usb:001:004?wait=2&rate=212").description == "usb:001:004?rate=212&wait=2")
     #expect(DeviceSpec(.pcsc(reader: .first, dialect: nil), wait: .milliseconds(500)).description == "pcsc?wait=0.5")
 }
@@ -65,6 +67,7 @@ func deviceStringsParse(_ text: String, _ expected: DeviceSpec) throws {
     ("pn532", "'pn532' needs the serial port"),
     ("pn532:", "nothing after 'pn532:'"),
     ("pn532:/dev/ttyUSB0?rate=848", "device option 'rate': '848'"),
+    ("pn532:/dev/ttyUSB0?baud=9600", "device option 'baud': '9600' is not one of 115200, 230400, 460800, 921600"),
     ("libnfc?dialect=raw", "device option 'dialect' is not known to libnfc devices (they take: wait)"),
     ("virtual:suica?wait=3", "device option 'wait' is not known to virtual devices"),
     ("pcsc:", "nothing after 'pcsc:'"),

@@ -42,7 +42,7 @@ func withField(_ i: Int, _ v: UInt8, of block: [UInt8] = formattedLiteS) -> [UIn
     (withField(9, 0x05), "WriteF (byte 9) is 05"),
     (withField(10, 0x02), "RWFlag (byte 10)"),
     (withField(13, 13 * 16 + 1), "Ln (bytes 11-13)"),
-    (withField(4, 0x01, of: withField(13, 0x20)), "past Nmaxb (bytes 3-4), 1 blocks"),
+    (withField(4, 0x01, of: withField(13, 0x20)), "past Nmaxb (bytes 3-4), 1 block"),
 ])
 func aBadAttributeBlockNamesItsField(_ block: [UInt8], _ field: String) {
     do {

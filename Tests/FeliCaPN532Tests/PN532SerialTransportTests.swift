@@ -157,6 +157,30 @@ struct PN532SerialTransportTests {
         }
     }
 
+    @Test("the line is raised to 921600 baud after set-up and put back to 115200 on close; ?baud= keeps it lower")
+    func serialSpeed() async throws {
+        let card = try VirtualCard.named("suica")
+        let server = try PN532Server(card: card, options: .init(timing: true))
+        server.start()
+        defer { server.stop() }
+        let fast = try await PN532SerialTransport.open(path: server.path)
+        #expect(fast.baud == 921_600)
+        #expect(server.baudRate == 921_600)
+        let session = CardSession(transport: fast)
+        let target = try await session.detect()
+        let read = try await session.read(service: 0x090F, blocks: 0..<10, from: target)
+        await fast.close()
+        #expect(server.baudRate == 115_200)
+        // The next host finds the chip at its own speed.
+        let slow = try await PN532SerialTransport.open(path: server.path, baud: 115_200)
+        #expect(slow.baud == 115_200)
+        #expect(server.baudRate == 115_200)
+        let again = CardSession(transport: slow)
+        #expect(try await again.read(service: 0x090F, blocks: 0..<10, from: try await again.detect()) == read)
+        await slow.close()
+        await #expect(throws: FeliCaError(.badInput, "")) { try await PN532SerialTransport.open(path: server.path, baud: 9_600) }
+    }
+
     @Test("a serial port that does not exist, or is no serial line, is a clear error")
     func badPaths() async throws {
         await #expect { try await PN532SerialTransport.open(path: "/dev/no-such-tty") } throws: { e in

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Sony RC-S380 driver end to end through the real libusb: `felica-sim rcs380` puts an
-# emulated reader on a umockdev USB bus, and for every built-in card `felica poll`, `dump`,
+# emulated reader on a umockdev USB bus, and for every built-in card (Octopus and Lite-S too) `felica poll`, `dump`,
 # `read`, `balance` and `history --device usb` must print exactly what `--device
 # virtual:<card>` prints. `felica devices` and `felica doctor` must find the reader, and
 # each fault (no card, card removed, corrupt frame, late reply, lost ACK, unplugged reader, a kernel
@@ -17,6 +17,11 @@ declare -A service=([suica]="--service 008b" [edy]="--system fe00 --service 110b
 
 for card in suica edy nanaco waon wallet univ-coop; do
   usb_matches_virtual rcs380 usb "$card" "${commands[@]/READ/${service[$card]}}"
+done
+# Octopus and Shenzhen Tong (systems 8008 and 8005, no Request System Code answer needed):
+# the balance, its offset rule and the dual card showing both.
+for card in octopus octopus-shenzhen; do
+  usb_matches_virtual rcs380 usb "$card" "poll" "dump --json" "balance" "balance --json"
 done
 # FeliCa Lite-S tags (no Request System Code, 4 blocks a read): the NDEF message, the ID
 # block and the memory map.
