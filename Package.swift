@@ -126,7 +126,7 @@ let package = Package(
         .testTarget(name: "FeliCaLogTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaLog", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         .testTarget(name: "FeliCaNDEFTests", dependencies: ["FeliCa", "FeliCaNDEF", "FeliCaJSON", "FeliCaCards", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaCardsTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
-        .testTarget(name: "FeliCaTraceTests", dependencies: ["TestSupport", "FeliCa", "FeliCaTrace", "FeliCaSimulation", "FeliCaEmulators", "FeliCaCards"], swiftSettings: strict),
+        .testTarget(name: "FeliCaTraceTests", dependencies: ["TestSupport", "FeliCa", "FeliCaTrace", "FeliCaSimulation", "FeliCaEmulators", "FeliCaCards", "FeliCaNDEF"], swiftSettings: strict),
         .testTarget(name: "FeliCaSchedulingTests", dependencies: ["FeliCa", "FeliCaScheduling", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         .testTarget(name: "FeliCaLibNFCTests", dependencies: ["TestSupport", "FeliCa", "FeliCaReaderCodecs", "FeliCaLibNFC", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         .testTarget(

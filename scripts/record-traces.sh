@@ -16,17 +16,25 @@ felica="$FELICA_BIN/felica"
 out=Tests/Traces
 mkdir -p "$out"
 
-cards=(suica edy nanaco waon wallet octopus octopus-shenzhen univ-coop)
-commands=(poll dump balance history)
+cards=(suica edy nanaco waon wallet octopus octopus-shenzhen univ-coop lite-s aime)
+# What each card is read with: the purse cards by their profiles, the Lite-S tags (no
+# purse) by their NDEF message.
+commands_of() {
+  case $1 in
+    lite-s) echo poll dump ndef ;;
+    aime) echo poll dump ;;
+    *) echo poll dump balance history ;;
+  esac
+}
 
-for cmd in "${commands[@]}"; do
-  if ! "$felica" help "$cmd" >/dev/null 2>&1; then
-    echo "record-traces: this build has no 'felica $cmd'; skipped" >&2
+for card in "${cards[@]}"; do
+  if ! "$felica" poll --device "virtual:$card" >/dev/null 2>&1; then
+    echo "record-traces: this build has no sample card '$card'; skipped" >&2
     continue
   fi
-  for card in "${cards[@]}"; do
-    if ! "$felica" poll --device "virtual:$card" >/dev/null 2>&1; then
-      echo "record-traces: this build has no sample card '$card'; skipped" >&2
+  for cmd in $(commands_of "$card"); do
+    if ! "$felica" help "$cmd" >/dev/null 2>&1; then
+      echo "record-traces: this build has no 'felica $cmd'; skipped" >&2
       continue
     fi
     file="$out/$card-$cmd.jsonl"

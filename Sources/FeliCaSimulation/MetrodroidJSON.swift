@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaCards
 import FeliCaJSON
 
 /// Metrodroid (and FareBot) JSON exports of FeliCa cards, read into card images and written
@@ -54,7 +55,13 @@ enum MetrodroidJSON {
                     services.append(try service(s.key, s.value, "\(path).services.\(s.key)", into: &image))
                 }
             }
-            image.systems.append(CardImage.System(code: code, idm: k == 0 ? idm : nil, services: services.sorted { $0.code < $1.code }))
+            // A FeliCa Lite answers 88B4 and 12FC (NDEF) with one IDm, from one memory:
+            // Metrodroid keeps the blocks under each system; one copy is the memory, the others
+            // say only that the system answers (as `felica dump` writes a Lite).
+            let lite = FeliCaLite.isLite(pmm ?? CardImage.defaultPMm)
+            services.sort { $0.code < $1.code }
+            if lite, image.systems.contains(where: { $0.services == services }) { services = [] }
+            image.systems.append(CardImage.System(code: code, idm: k == 0 || lite ? idm : nil, services: services))
         }
         if let scanned = root["scannedAt"] {
             guard let ms = scanned["timeInMillis"]?.doubleValue, ms >= 0, ms < 253_402_300_800_000 else {
@@ -96,9 +103,13 @@ enum MetrodroidJSON {
 
     static func text(_ image: CardImage, now: String) -> String {
         var systems = JSONObject()
-        for system in image.systems {
+        for (i, system) in image.systems.enumerated() {
             var services = JSONObject()
-            for s in system.services {
+            // A Lite's NDEF system shares the memory of the system with its IDm: Metrodroid
+            // keeps the blocks under each system it read.
+            let lite = FeliCaLite.isLite(image.pmm(ofSystem: i)) && system.services.isEmpty
+            let same = lite ? image.systems[..<i].first { $0.idm != nil && $0.idm == system.idm } : nil
+            for s in same?.services ?? system.services {
                 var so = JSONObject()
                 if s.isReadable {
                     var map = JSONObject()

@@ -168,3 +168,18 @@ func liteS(userBlocks: [[UInt8]]) -> CardImage {
     let outline = SampleCards.aime.outline()
     #expect(outline.contains("ID block  IDd 012e5a000c0ffee0  DFC 0078 (SEGA Aime)"))
 }
+
+@Test(arguments: [CardImageFormat.flipper, .metrodroid, .felica])
+func theLiteSSurvivesOtherToolsFormats(_ format: CardImageFormat) async throws {
+    // Written as a Flipper .nfc (the MC block's NDEF flag brings 12FC back) or a Metrodroid
+    // export (the blocks under both systems, one IDm), read back, the tag reads the same.
+    let text = try SampleCards.liteS.exported(as: format, now: "2026-12-01T00:00:00Z")
+    let image = try CardImage(importing: text)
+    #expect(image.systems.map(\.code) == [FeliCaLite.system, T3TAttributes.system])
+    #expect(image.systems.map(\.idm) == [IDm(rawValue: 0x012E_4C11_2233_4455), IDm(rawValue: 0x012E_4C11_2233_4455)])
+    let (session, _) = virtualSession(image)
+    let tag = try await NDEFTag.read(using: session)
+    #expect(tag.message == SampleCards.liteSMessage)
+    let (again, _) = virtualSession(image)
+    #expect(try await CardImage.read(using: again).systems[0].services == SampleCards.liteS.systems[0].services || format == .flipper)
+}

@@ -12,7 +12,7 @@ import Testing
     static func felica(_ arguments: [String]) throws -> RunResult { try runFelica(arguments) }
 
     /// The card commands this build has (`history` arrives with the card profiles).
-    static let commands: [String] = ["poll", "dump", "balance", "history"].filter { (try? felica(["help", $0]).status) == 0 }
+    static let commands: [String] = ["poll", "dump", "balance", "history", "ndef"].filter { (try? felica(["help", $0]).status) == 0 }
 
     static let runs: [(card: String, command: String, json: Bool)] =
         SampleCards.names.flatMap { card in commands.flatMap { cmd in [(card, cmd, false), (card, cmd, true)] } }

@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaCards
 import FeliCaEmulators
+import FeliCaNDEF
 import FeliCaSimulation
 import FeliCaTrace
 import Foundation
@@ -46,6 +47,17 @@ import Testing
     }
 }
 
+/// The NDEF message of the Lite-S sample, replayed from its committed trace: the same tag as
+/// a live read, from exactly the recorded exchanges.
+@Test func theNDEFTraceReplaysToTheLiveTag() async throws {
+    let replay = try TraceReplay.load(Support.tracesDirectory + "/lite-s-ndef.jsonl")
+    let replayed = try await NDEFTag.read(using: CardSession(transport: replay))
+    try replay.assertFullyConsumed()
+    let live = try await NDEFTag.read(using: CardSession(transport: VirtualTransport(card: try VirtualCard.named("lite-s"), name: "virtual:lite-s")))
+    #expect(replayed == live)
+    #expect(replayed.records.count == 3)
+}
+
 /// The card profiles replayed from the committed balance and history traces: the same
 /// report as a live read of the sample card, from exactly the recorded exchanges.
 @Suite struct ProfileReplayTests {
@@ -61,7 +73,7 @@ import Testing
     }
 
     @Test func everySampleCardHasBalanceAndHistoryTraces() {
-        for card in SampleCards.names {
+        for card in SampleCards.purseNames {
             #expect(Self.cases.contains { $0.card == card && $0.depth == .balance }, "no \(card)-balance.jsonl: run scripts/record-traces.sh")
             #expect(Self.cases.contains { $0.card == card && $0.depth == .history }, "no \(card)-history.jsonl: run scripts/record-traces.sh")
         }
