@@ -130,13 +130,19 @@ public struct Device: Sendable {
     /// whichever stack drives it: PC/SC while opening, libnfc and the RC-S380 at their
     /// first Polling.
     public static func open(_ spec: DeviceSpec, options: OpenOptions) async throws -> Device {
+        try await open(spec, options: options, chosen: false)
+    }
+
+    /// ``open(_:options:)``; `chosen`: no device was named and `spec` is the listing's
+    /// string for the reader found first, so its bus place is not the user's choice.
+    static func open(_ spec: DeviceSpec, options: OpenOptions, chosen: Bool) async throws -> Device {
         let device = try await openOnce(spec, options: options)
         guard let interval = options.reconnectInterval, spec.isReader else { return device }
         var reopening = options
         reopening.reconnectInterval = nil
         reopening.notify = nil
         let again = reopening
-        let respecs = reopeningSpecs(spec, opened: device.transport)
+        let respecs = reopeningSpecs(spec, opened: device.transport, chosen: chosen)
         let reader = ReconnectingTransport(device.transport, name: spec.description, interval: interval) {
             var failure: (any Error)?
             for respec in respecs {
@@ -153,13 +159,31 @@ public struct Device: Sendable {
 
     /// What opens the reader `opened` (opened by `spec`) again: the same spec; for bare
     /// `usb`, the same model by vendor and product ID first, then the first reader again.
-    static func reopeningSpecs(_ spec: DeviceSpec, opened: any Transport) -> [DeviceSpec] {
+    /// A USB reader found with no device named (`chosen`, its spec a bus place such as
+    /// `usb:001:004` or `libnfc:pn53x_usb:001:004`) is also looked for anywhere on the bus:
+    /// plugged in again, a reader gets the next address.
+    static func reopeningSpecs(_ spec: DeviceSpec, opened: any Transport, chosen: Bool = false) -> [DeviceSpec] {
         var reader = opened
         while let wrapper = reader as? any TransportWrapper { reader = wrapper.inner }
-        guard case .usb(.first, let rate) = spec.kind, let usb = reader as? RCS380Transport else { return [spec] }
-        var byModel = spec
-        byModel.kind = .usb(.id(vendor: usb.model.vendor, product: usb.model.product), rate: rate)
-        return [byModel, spec]
+        var anywhere = spec
+        switch spec.kind {
+        case .usb(let selector, let rate):
+            guard let usb = reader as? RCS380Transport else { return [spec] }
+            var byModel = spec
+            byModel.kind = .usb(.id(vendor: usb.model.vendor, product: usb.model.product), rate: rate)
+            if selector == .first { return [byModel, spec] }
+            guard chosen, case .path = selector else { return [spec] }
+            anywhere.kind = .usb(.first, rate: rate)
+            return [spec, byModel, anywhere]
+        case .libnfc(let connstring?) where chosen:
+            // `pn53x_usb:001:004`: the driver alone opens its first reader, wherever it is.
+            let parts = connstring.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 3, parts[0].hasSuffix("_usb") else { return [spec] }
+            anywhere.kind = .libnfc(connstring: String(parts[0]))
+            return [spec, anywhere]
+        default:
+            return [spec]
+        }
     }
 
     /// Opens `spec` once, naming it `name` (its own string unless given).
@@ -232,7 +256,7 @@ public struct Device: Sendable {
         spec.wait = options.wait
         var own = options
         if case .pcsc = spec.kind {} else { own.dialect = nil }
-        return try await open(spec, options: own)
+        return try await open(spec, options: own, chosen: true)
     }
 
     /// The reader a caller without a device string uses: the first one that can be opened

@@ -146,6 +146,11 @@ fi
 timeout 40 "$sim" rcs380 --card suica --taps 6:6 --fault away@14:3000 -- \
   timeout 30 "$felica" watch --device usb --count 3 --json --interval 0.1 >"$tmp/loss.out" 2>"$tmp/loss.err"
 reader_loss_watched "RC-S380 unplugged and plugged back in" usb "$tmp/loss.out" "$tmp/loss.err"
+# With no device named, watch opens the reader listed first by its bus place (usb:001:004);
+# plugged in again at the next address, it is still found.
+timeout 40 "$sim" rcs380 --card suica --taps 6:6 --fault away@14:3000 -- \
+  timeout 30 "$felica" watch --count 3 --json --interval 0.1 >"$tmp/lossd.out" 2>"$tmp/lossd.err"
+reader_loss_watched "RC-S380 found by default, unplugged and plugged back in" usb:001:004 "$tmp/lossd.out" "$tmp/lossd.err"
 timeout 40 "$sim" rcs380 --card suica --taps 6:6 --fault away@14:3000 -- \
   timeout 30 "$felica" watch --device usb --count 3 --interval 0.1 --exit-on-reader-loss >"$tmp/lossx.out" 2>"$tmp/lossx.err"; rc=$?
 if [[ "$rc" == 1 ]] && grep -q "was unplugged (LIBUSB_ERROR_NO_DEVICE)" "$tmp/lossx.err" && ! grep -q "is gone" "$tmp/lossx.err"; then

@@ -71,6 +71,11 @@ check_fault "unplugged mid-command" "--card suica --fault unplug@2" "balance" "t
 timeout 40 "$sim" rcs956 --card suica --taps 6:6 --fault away@14:3000 -- \
   timeout 30 "$felica" watch --device $device --count 3 --json --interval 0.1 >"$work/loss.out" 2>"$work/loss.err"
 reader_loss_watched "RC-S956 unplugged and plugged back in" "$device" "$work/loss.out" "$work/loss.err"
+# With no device named (libnfc scanning the bus), the reader found first is named by its
+# bus place; plugged in again at the next address, it is still found.
+timeout 40 "$sim" rcs956 --card suica --taps 6:6 --fault away@14:3000 -- env -u LIBNFC_AUTO_SCAN \
+  timeout 30 "$felica" watch --count 3 --json --interval 0.1 >"$work/lossd.out" 2>"$work/lossd.err"
+reader_loss_watched "RC-S956 found by default, unplugged and plugged back in" libnfc:pn53x_usb:001:004 "$work/lossd.out" "$work/lossd.err"
 timeout 40 "$sim" rcs956 --card suica --taps 6:6 --fault away@14:3000 -- \
   timeout 30 "$felica" watch --device $device --count 3 --interval 0.1 --exit-on-reader-loss >/dev/null 2>"$work/lossx.err"; rc=$?
 if [[ "$rc" == 1 ]] && grep -q "the reader stopped answering.*check that it is still plugged in" "$work/lossx.err" && ! grep -q "is gone" "$work/lossx.err"; then
