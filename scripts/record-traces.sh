@@ -16,7 +16,7 @@ felica="$FELICA_BIN/felica"
 out=Tests/Traces
 mkdir -p "$out"
 
-cards=(suica edy nanaco waon wallet octopus octopus-shenzhen lite-s aime)
+cards=(suica edy nanaco waon wallet octopus octopus-shenzhen univ-coop lite-s aime)
 # What each card is read with: the purse cards by their profiles, the Lite-S tags (no
 # purse) by their NDEF message.
 commands_of() {

@@ -85,11 +85,17 @@ enum PurseOutput {
         }
     }
 
+    /// The line of a card without a purse, naming its systems; a tag formatted for NDEF
+    /// (system 12FC) is pointed at `felica ndef`.
+    static func noPurse(_ report: CardReport, _ console: Console) {
+        guard report.purses.isEmpty else { return }
+        console.line("No purse found on the card (systems: \(report.systems.map(\.description).joined(separator: ", "))).")
+        if report.systems.contains(.ndef) { console.diag("hint: the card is formatted for NDEF; `felica ndef` shows its message") }
+    }
+
     /// One line per purse: name, balance, number, points; then its issues and notes.
     static func balances(_ report: CardReport, _ console: Console) {
-        if report.purses.isEmpty {
-            console.line("No purse found on the card (systems: \(report.systems.map(\.description).joined(separator: ", "))).")
-        }
+        noPurse(report, console)
         for p in report.purses {
             console.line(headline(p))
             problems(p, console)
@@ -112,9 +118,7 @@ enum PurseOutput {
 
     /// The history table of every purse, newest first, one line per transaction.
     static func histories(_ report: CardReport, _ console: Console) {
-        if report.purses.isEmpty {
-            console.line("No purse found on the card (systems: \(report.systems.map(\.description).joined(separator: ", "))).")
-        }
+        noPurse(report, console)
         defer { skippedCommonArea(report, console) }
         for (k, p) in report.purses.enumerated() {
             if k > 0 { console.line() }

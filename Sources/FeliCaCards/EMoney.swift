@@ -13,6 +13,18 @@ func groupedHex(_ bytes: ArraySlice<UInt8>, separator: String) -> String {
     return groups.joined(separator: separator)
 }
 
+/// Each non-empty history block decoded (`decode` returns nil for an empty slot), with its
+/// slot number and raw bytes, a failure kept as such.
+func historySlots<R>(_ blocks: [[UInt8]], _ decode: ([UInt8]) throws(CardDataError) -> R?) -> [(slot: Int, raw: [UInt8], result: Result<R, CardDataError>)] {
+    var slots: [(slot: Int, raw: [UInt8], result: Result<R, CardDataError>)] = []
+    for (i, b) in blocks.enumerated() {
+        do throws(CardDataError) {
+            if let r = try decode(b) { slots.append((i, b, .success(r))) }
+        } catch { slots.append((i, b, .failure(error))) }
+    }
+    return slots
+}
+
 /// Turns decoded slots into history entries, newest first. Records whose type gives no
 /// sign (unknown codes) take their amount from the balance difference with the next
 /// older record when that one decoded, else nil.
@@ -136,13 +148,7 @@ public enum Edy {
 
     /// Decodes history blocks, newest first: empty slots skipped, bad records kept as malformed entries.
     public static func decodeHistory(_ blocks: [[UInt8]]) -> [HistoryEntry] {
-        var slots: [(slot: Int, raw: [UInt8], result: Result<HistoryRecord, CardDataError>)] = []
-        for (i, b) in blocks.enumerated() {
-            do throws(CardDataError) {
-                if let r = try HistoryRecord.decode(b) { slots.append((i, b, .success(r))) }
-            } catch { slots.append((i, b, .failure(error))) }
-        }
-        return assembleHistory(slots, balance: \.balance) { r, older in
+        return assembleHistory(historySlots(blocks, HistoryRecord.decode), balance: \.balance) { r, older in
             let (kind, amount): (TransactionKind, Int?) =
                 if let (k, s) = sign(r.type) { (k, s * r.amount) } else { (.other, older.map { r.balance - $0 }) }
             return Transaction(date: r.date, kind: kind, amount: amount, balance: r.balance, sequence: r.sequence,
@@ -312,13 +318,7 @@ public enum Nanaco {
 
     /// Decodes history blocks, newest first: empty slots skipped, bad records kept as malformed entries.
     public static func decodeHistory(_ blocks: [[UInt8]]) -> [HistoryEntry] {
-        var slots: [(slot: Int, raw: [UInt8], result: Result<HistoryRecord, CardDataError>)] = []
-        for (i, b) in blocks.enumerated() {
-            do throws(CardDataError) {
-                if let r = try HistoryRecord.decode(b) { slots.append((i, b, .success(r))) }
-            } catch { slots.append((i, b, .failure(error))) }
-        }
-        return assembleHistory(slots, balance: \.balance) { r, older in
+        return assembleHistory(historySlots(blocks, HistoryRecord.decode), balance: \.balance) { r, older in
             let (kind, amount): (TransactionKind, Int?) =
                 if let (k, s) = sign(r.type) { (k, s * r.amount) } else { (.other, older.map { r.balance - $0 }) }
             return Transaction(date: r.date, kind: kind, amount: amount, balance: r.balance, sequence: r.sequence,

@@ -6,6 +6,7 @@ public enum PurseProfile: String, Hashable, Sendable, CaseIterable {
     case edy, nanaco, waon
     case octopus
     case shenzhenTong = "shenzhen-tong"
+    case univCoop = "univ-coop"
 
     /// How a person calls it.
     public var displayName: String {
@@ -16,6 +17,7 @@ public enum PurseProfile: String, Hashable, Sendable, CaseIterable {
         case .waon: "WAON"
         case .octopus: "Octopus"
         case .shenzhenTong: "Shenzhen Tong"
+        case .univCoop: "Univ. Co-op"
         }
     }
 

@@ -84,7 +84,7 @@ public struct PurseLayout: Sendable {
     }
 
     /// Every layout the library decodes, in the order a report lists their purses.
-    public static let all: [PurseLayout] = [TransitIC.layout, Edy.layout, Nanaco.layout, WAON.layout,
+    public static let all: [PurseLayout] = [TransitIC.layout, Edy.layout, Nanaco.layout, WAON.layout, UnivCoop.layout,
                                             Octopus.octopusLayout, Octopus.shenzhenTongLayout]
 }
 

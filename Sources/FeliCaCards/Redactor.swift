@@ -10,7 +10,7 @@ import FeliCa
 /// What is replaced (Docs/formats.md, "Dumps safe to share"):
 /// - the IDm: its last 60 bits; the first 4 bits (the system's number on the card) are
 ///   kept, so the systems of one card stay one card;
-/// - the card numbers of ``numberFields``, digit for digit (the printed numbers are
+/// - the card and member numbers of ``numberFields``, digit for digit (the printed numbers are
 ///   decimal digits, so they stay digits);
 /// - and then every other occurrence of an original, byte for byte, wherever it sits in
 ///   blocks, packets or text (hex, either case).
@@ -37,11 +37,13 @@ public struct Redactor: Sendable {
         public var name: String
     }
 
-    /// The card numbers the profiles read: Edy, nanaco, WAON.
+    /// The card numbers the profiles read: Edy, nanaco, WAON, and the University Co-op
+    /// member number.
     public static let numberFields: [NumberField] = [
         NumberField(system: .common, service: Edy.numberService, bytes: 2..<10, name: "Edy number"),
         NumberField(system: .common, service: Nanaco.numberService, bytes: 0..<8, name: "nanaco number"),
         NumberField(system: .common, service: WAON.numberService, bytes: 0..<8, name: "WAON number"),
+        NumberField(system: .common, service: UnivCoop.memberService, bytes: 0..<6, name: "University Co-op member number"),
     ]
 
     // MARK: - Pseudonyms

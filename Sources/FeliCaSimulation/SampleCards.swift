@@ -8,8 +8,10 @@ import FeliCaNDEF
 /// Every card carries several records, an empty slot or two, and key-protected services
 /// (a key version and a block count, no data) as real cards do.
 public enum SampleCards {
-    public static let names = purseNames + ["lite-s", "aime"]
-    /// The sample cards that carry a purse (the population `felica order` weighs by default).
+    public static let names = purseNames + ["univ-coop", "lite-s", "aime"]
+    /// The sample cards with a purse that make up the population `felica order` weighs by
+    /// default (the University Co-op card, added later, is left out of it so that its
+    /// figures stay comparable).
     public static let purseNames = ["suica", "edy", "nanaco", "waon", "wallet", "octopus", "octopus-shenzhen"]
 
     public static func image(named name: String) -> CardImage? {
@@ -21,6 +23,7 @@ public enum SampleCards {
         case "wallet": wallet
         case "octopus": octopus
         case "octopus-shenzhen": octopusShenzhen
+        case "univ-coop": univCoop
         case "lite-s": liteS
         case "aime": aime
         default: nil
@@ -183,6 +186,32 @@ public enum SampleCards {
             0x90: zero, 0x92: zero, 0xA0: zero,
         ]
         return service
+    }
+
+    /// A University Co-op student card: the prepaid purse in the common area with its member
+    /// number and a history of lunches and charges, beside the card's key-protected
+    /// services.
+    public static var univCoop: CardImage {
+        let history: [UnivCoop.HistoryRecord] = [
+            .init(date: day(2026, 11, 27, 12, 35, 27), type: 0x05, amount: 563, balance: 803),
+            .init(date: day(2026, 11, 27, 12, 35, 25), type: 0x01, amount: 1_000, balance: 1_366),
+            .init(date: day(2026, 11, 26, 12, 31, 19), type: 0x05, amount: 685, balance: 366),
+            .init(date: day(2026, 11, 26, 8, 2, 0), type: 0x03, amount: 0, balance: 1_051),
+            .init(date: day(2026, 11, 25, 18, 10, 4), type: 0x05, amount: 130, balance: 1_051),
+        ]
+        let member = UnivCoop.encodeMember("117519000272")
+        return CardImage(
+            pmm: PMm(rawValue: 0x0332_4282_8247_AAFF),
+            systems: [
+                system(code: .common, idm: IDm(rawValue: 0x0112_0D44_5566_7788),
+                       areas: [CardImage.Area(code: .root, end: 0xFFFE)],
+                       services: [
+                           .init(code: UnivCoop.memberService, blocks: padded([member], to: 6)),
+                           .init(code: UnivCoop.historyService, blocks: padded(history.map { $0.encode() }, to: UnivCoop.historyBlocks)),
+                           .init(code: UnivCoop.balanceService, blocks: [UnivCoop.encodeBalance(803)]),
+                           .init(code: 0x50C8, keyVersion: 0x0100, blockCount: 2),
+                       ]),
+            ])
     }
 
     /// A system with its services in code order, the order a card walks them in (so a

@@ -123,12 +123,13 @@ struct FaultHistoryTests {
     /// Regression (found by FuzzSession, input Fuzz/Corpus/FuzzSession/regress-second-system-silent-twice):
     /// the card stayed silent for the Pollings of its second system but answered the
     /// wildcard one; the report came out without Edy, nanaco and WAON, exit 0. Here the
-    /// card is out of the field for exactly those two Pollings (taps 4:2: Polling, Request
-    /// System Code, two transit reads, then two packets away).
+    /// card is out of the field for exactly those two Pollings (taps 5:2: Polling, Request
+    /// System Code, two transit reads, the Request Service naming the transit brand, then
+    /// two packets away).
     @Test("the card answers, but not for a system it lists: an error, not a shorter report")
     func listedSystemSilent() async throws {
         let card = try VirtualCard.named("wallet")
-        let outcome = try await withEmulatedReader(card: card, options: .init(taps: .init(present: 4, absent: 2))) { t, _ in
+        let outcome = try await withEmulatedReader(card: card, options: .init(taps: .init(present: 5, absent: 2))) { t, _ in
             do throws(FeliCaError) {
                 return Result<CardReport, FeliCaError>.success(try await Self.reader.read(CardSession(transport: t)))
             } catch {

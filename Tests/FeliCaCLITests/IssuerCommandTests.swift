@@ -69,4 +69,20 @@ import Testing
             #expect(!j.stdout.contains("\"issuer\""))
         }
     }
+
+    /// The University Co-op purse through the real libnfc stack on the PN532 emulator:
+    /// the same as the virtual card, member number redacted with --redact.
+    @Test func univCoopThroughThePN532Emulator() throws {
+        let virtual = try run(["history", "--device", "virtual:univ-coop", "--json"])
+        try withEmulatedDevice(card: try VirtualCard.named("univ-coop")) { device in
+            let h = try run(["history", "--device", device, "--json"])
+            #expect(h.status == 0, "\(h.stderr)")
+            #expect(h.stdout == virtual.stdout)
+            #expect(h.stdout.contains("\"profile\":\"univ-coop\""))
+            #expect(h.stdout.contains("\"number\":\"117519000272\""))
+            let r = try run(["balance", "--device", device, "--json", "--redact"], environment: ["FELICA_REDACT_KEY": "000102030405060708090a0b0c0d0e0f"])
+            #expect(r.stdout.contains("\"balance\":803"))
+            #expect(!r.stdout.contains("117519000272"))
+        }
+    }
 }

@@ -65,3 +65,11 @@ struct NDEFCommandTests {
         }
     }
 }
+
+@Test func balanceOnAnNDEFTagPointsAtFelicaNDEF() throws {
+    let r = try run(["balance", "--device", "virtual:lite-s"])
+    #expect(r.status == 0)
+    #expect(r.stdout == "No purse found on the card (systems: 88B4, 12FC).\n")
+    #expect(r.stderr.contains("hint: the card is formatted for NDEF; `felica ndef` shows its message"))
+    #expect(!(try run(["balance", "--device", "virtual:aime"])).stderr.contains("hint:"))
+}

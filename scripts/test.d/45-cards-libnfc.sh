@@ -36,7 +36,7 @@ libnfc_matches_virtual() {
   done
 }
 
-for card in suica edy nanaco waon wallet octopus octopus-shenzhen "$tmp/octopus-shenzhen.nfc" "$tmp/wallet-metrodroid.json"; do
+for card in suica edy nanaco waon wallet octopus octopus-shenzhen univ-coop "$tmp/octopus-shenzhen.nfc" "$tmp/wallet-metrodroid.json"; do
   name=$(basename "$card")
   start_pn532 "$tmp/$name.pty" --card "$card" || continue
   dev="libnfc:pn532_uart:$tmp/$name.pty"

@@ -13,9 +13,9 @@ stage_workdir
 # One command line per comparison; READ is replaced by the card's first readable service.
 commands=("poll" "poll --json" "dump" "dump --json" "read READ" "balance" "balance --json" "history" "history --json")
 declare -A service=([suica]="--service 008b" [edy]="--system fe00 --service 110b" [nanaco]="--system fe00 --service 558b"
-                    [waon]="--system fe00 --service 680b" [wallet]="--service 008b")
+                    [waon]="--system fe00 --service 680b" [wallet]="--service 008b" [univ-coop]="--system fe00 --service 50d7")
 
-for card in suica edy nanaco waon wallet; do
+for card in suica edy nanaco waon wallet univ-coop; do
   usb_matches_virtual rcs380 usb "$card" "${commands[@]/READ/${service[$card]}}"
 done
 # Octopus and Shenzhen Tong (systems 8008 and 8005, no Request System Code answer needed):
