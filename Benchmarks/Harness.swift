@@ -167,7 +167,7 @@ func loadAverage() -> String {
 func printReadmeTable(startedWith startLine: String) {
     print("\n## readme\n")
     print("Printed by `swift build -c release && swift run -c release Benchmarks readme` (one run).")
-    print(startLine.prefix(1).uppercased() + startLine.dropFirst() + "; " + machineLine(at: "the end").replacingOccurrences(of: "machine: ", with: "") + ".")
+    print(startLine.prefix(1).uppercased() + startLine.dropFirst() + "; load average \(loadAverage()) at the end.")
     print("Other work on a shared machine moves every absolute figure; ratios measured side by side in the same run move far less.\n")
     print("| what | figure | card timing model | section |")
     print("|---|---|---|---|")

@@ -65,7 +65,7 @@ private func orderTimingFigures() async throws {
         let report = try await OrderBenchmark(positions: positions).run(on: .model(model, card: ModelCards.card(systems: edy)))
         let name = "\(model.name)\(model is RFTimingModel ? " \((model as! RFTimingModel).bitRate.rawValue) kbps" : "")"
         print("model \(name): \(describe(report))")
-        recordOrdering("`\(name)` model", report, model: model is RFTimingModel ? "rf model, typical card (Polling: slots)" : "ios model")
+        recordOrdering("`\(name)` model", report, model: model is RFTimingModel ? "rf model, typical card" : "ios model")
     }
     let transport = VirtualTransport(card: ModelCards.card(systems: edy), name: "virtual (212 kbps timing)", timing: .kbps212)
     let report = try await OrderBenchmark(positions: positions, repeatCount: 3).run(on: .device(transport))
@@ -96,13 +96,16 @@ private func orderTimingFigures() async throws {
 /// One ordering row: the first Polling, what each listed code adds, and wildcard + Request
 /// System Code (the only column that depends on the card's PMm timing).
 private func recordOrdering(_ source: String, _ r: OrderBenchmark.Report, model: String) {
-    let fit = r.fit.map { fixed($0.base * 1000, 1) + " ms / " + fixed($0.slope * 1000, 1) + " ms" } ?? "no fit"
+    // The first poll as measured (position 0), not the fitted line's intercept.
+    let first = r.rows.first { $0.position == 0 }?.mean.map { fixed($0 * 1000, 1) + " ms" } ?? "-"
+    let fit = first + " / " + (r.fit.map { fixed($0.slope * 1000, 1) + " ms" } ?? "no fit")
     let listing: String
     switch r.listing {
     case .success(let l): listing = fixed(l.time.seconds * 1000, 1) + " ms"
     case .failure: listing = "not available"
     }
-    record("ordering, \(source): first poll / per listed code / wildcard + Request System Code", fit + " / " + listing, model: model)
+    record("ordering, \(source): first poll / per listed code / wildcard + Request System Code", fit + " / " + listing,
+           model: model + "; the Polling columns are fixed slots, the same under either card model")
 }
 
 private func describe(_ r: OrderBenchmark.Report) -> String {
