@@ -124,11 +124,15 @@ struct LibNFCFailureTests {
             let polling = try await t.exchange(PollingCommand().encode(), timeout: .milliseconds(10))
             let idm = try PollingResponse.decode(polling[...]).idm
             let start = ContinuousClock.now
-            await #expect(throws: FeliCaError.timeout) {
+            let error = await #expect(throws: FeliCaError.timeout) {
                 _ = try await t.exchange(readPacket(idm), timeout: .milliseconds(40))
             }
-            // The watchdog (chip timeout 51.2 ms + 150 ms) fires, not libnfc's backstop a second later.
-            #expect(ContinuousClock.now - start < .milliseconds(1100))
+            // The watchdog (chip timeout 51.2 ms + 150 ms) fires and aborts the command, before
+            // the reply at 600 ms; libnfc's backstop (a second later) would have let the late
+            // reply through. Which one fired is in the reason, not the clock: on a loaded
+            // machine the watchdog's thread can itself run a second late.
+            #expect(error?.reason.contains("the command was aborted") == true, "\(String(describing: error))")
+            #expect(ContinuousClock.now - start < .seconds(5))
             let reply = try await t.exchange(readPacket(idm), timeout: .milliseconds(40))
             #expect(try ReadWithoutEncryptionResponse.decode(reply[...], expecting: idm).blocks.count == 1)
         }
