@@ -53,9 +53,13 @@ final class RCS380Connection: Port100Link, @unchecked Sendable {
             LibUSB.exit(context)
             throw FeliCaError(.noReader, "libusb could not list the USB devices (\(s.name))")
         }
-        defer { devices.forEach { LibUSB.unref($0.device) } }
+        // Every device reference is given back before the context can end (libusb_exit is
+        // to come after everything else of the context is released); libusb_open holds a
+        // reference of its own on the device it opens.
+        func releaseDevices() { devices.forEach { LibUSB.unref($0.device) } }
         let matching = devices.filter { selector.matches(vendor: $0.vendor, product: $0.product, bus: $0.bus, address: $0.address) }
         guard let chosen = matching.first(where: { USBReaders.model(vendor: $0.vendor, product: $0.product) != nil }) else {
+            releaseDevices()
             LibUSB.exit(context)
             if case .path(let bus, let address) = selector, let other = matching.first {
                 throw FeliCaError(.unsupported, "the USB device at bus \(USBReaders.decimal3(bus)) address \(USBReaders.decimal3(address)) is \(USBReaders.hex4(other.vendor)):\(USBReaders.hex4(other.product)), not a supported reader (Sony RC-S380, 054c:06c1 or 054c:06c3)")
@@ -68,7 +72,9 @@ final class RCS380Connection: Port100Link, @unchecked Sendable {
         let model = USBReaders.model(vendor: chosen.vendor, product: chosen.product)!
         let c = RCS380Connection(model: model, location: USBReaders.Location(bus: chosen.bus, address: chosen.address))
         c.context = context
-        switch LibUSB.open(chosen.device) {
+        let opened = LibUSB.open(chosen.device)
+        releaseDevices()
+        switch opened {
         case .success(let h): c.handle = h
         case .failure(let s):
             c.close()
