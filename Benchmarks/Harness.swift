@@ -124,8 +124,7 @@ func measureAsync(_ label: String, runs: Int = 9, _ body: () async throws -> Voi
 }
 
 func ms(_ d: Duration) -> String {
-    let v = Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
-    return fixed(v, 3) + " ms"
+    fixed(millis(d), 3) + " ms"
 }
 
 func fixed(_ v: Double, _ digits: Int) -> String {

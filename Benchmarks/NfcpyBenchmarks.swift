@@ -196,7 +196,7 @@ func runProcess(_ path: String, _ arguments: [String], _ environment: [String: S
     p.waitUntilExit()
     let d = clock.now - start
     return ProcessRun(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self),
-                      ms: Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15)
+                      ms: millis(d))
 }
 
 /// Runs a process to its end, timing each line of its standard output as it arrives

@@ -29,7 +29,7 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
         case libnfc(connstring: String?)
         /// A PN532 on a serial line, driven without libnfc, the bit rates it may use, and
         /// the serial speed the line is raised to when the port takes it.
-        case pn532(path: String, rate: RateChoice = .automatic, baud: Int = 921_600)
+        case pn532(path: String, rate: RateChoice = .automatic, baud: Int = PN532SerialTransport.defaultBaud)
         /// A reader through pcscd; `dialect` forces how it carries FeliCa packets.
         case pcsc(reader: PCSCReaderSelector, dialect: PCSCDialect?)
         /// A USB reader driven natively (Sony RC-S380), and the bit rates it may use.
@@ -149,7 +149,7 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
                     throw ParseError("device option 'baud': '\(value)' is not one of \(PN532SerialTransport.speeds.map(String.init).joined(separator: ", "))")
                 }
                 return baud
-            } ?? 921_600
+            } ?? PN532SerialTransport.defaultBaud
             self.init(.pn532(path: path, rate: rate, baud: baud), wait: try options.wait())
             try options.finish(kind: "pn532", known: ["rate", "baud", "wait"])
         case "pcsc":
@@ -203,7 +203,7 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
         case .pn532(let path, let rate, let baud):
             text = "pn532:" + path
             if rate != .automatic { options.append("rate=\(rate.rawValue)") }
-            if baud != 921_600 { options.append("baud=\(baud)") }
+            if baud != PN532SerialTransport.defaultBaud { options.append("baud=\(baud)") }
         case .pcsc(let reader, let dialect):
             if case .named(let name) = reader { text = "pcsc:" + name } else { text = "pcsc" }
             if let dialect { options.append("dialect=\(dialect)") }

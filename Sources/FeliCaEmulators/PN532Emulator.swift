@@ -193,17 +193,14 @@ public struct PN532Emulator: Sendable {
             t += uartTime(6)
             actions.append(.send(PN532Frame.ack.encode(), at: t))
         }
-        if fault == .unplug {
+        // Unplugged for good, or away for a while: the reader leaves just after the ACK.
+        let away: Duration? = if case .away(let d)? = fault { d } else { nil }
+        if fault == .unplug || away != nil {
             unplugged = true
             busyUntil = Self.never
-            actions.append(.unplug(at: t + timed(.milliseconds(1))))
-            return actions
-        }
-        if case .away(let away)? = fault {
-            unplugged = true
-            busyUntil = Self.never
-            actions.append(.unplug(at: t + timed(.milliseconds(1))))
-            actions.append(.plugIn(at: t + timed(.milliseconds(1)) + away))
+            let gone = t + timed(.milliseconds(1))
+            actions.append(.unplug(at: gone))
+            if let away { actions.append(.plugIn(at: gone + away)) }
             return actions
         }
         guard let work = outcome.work else {

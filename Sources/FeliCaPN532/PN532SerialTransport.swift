@@ -23,7 +23,9 @@ public final class PN532SerialTransport: Transport {
     /// `?baud=`) kept it there.
     public let baud: Int
     /// The speeds the line may be asked to run at (`pn532:<port>?baud=`).
-    public static let speeds = [115_200, 230_400, 460_800, 921_600]
+    public static var speeds: [Int] { SerialPort.speeds.keys.sorted() }
+    /// The speed the line is raised to after set-up unless `?baud=` says otherwise.
+    public static let defaultBaud = PN532Connection.fastBaud
     /// The bit rate Polling (and so every later command) uses now.
     public var bitRate: AirTiming.BitRate { rate.withLock { $0 } }
     /// The rates a session may switch to: 212 and 424 kbps unless the device string fixed
@@ -54,7 +56,7 @@ public final class PN532SerialTransport: Transport {
     /// takes it. ``name`` reports `name` when given (the device string the user typed),
     /// else `pn532:<path>`.
     public static func open(path: String, bitRate: AirTiming.BitRate = .kbps212, bitRates: [AirTiming.BitRate] = AirTiming.BitRate.allCases,
-                            baud: Int = 921_600, name: String? = nil) async throws(FeliCaError) -> PN532SerialTransport {
+                            baud: Int = defaultBaud, name: String? = nil) async throws(FeliCaError) -> PN532SerialTransport {
         guard speeds.contains(baud) else {
             throw FeliCaError(.badInput, "pn532: \(baud) baud is not a speed the serial line is driven at; use one of \(speeds.map(String.init).joined(separator: ", "))")
         }

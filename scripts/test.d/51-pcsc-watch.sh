@@ -157,7 +157,7 @@ fi
 timeout 40 "$felica" watch --device pcsc --json --exit-on-reader-loss >"$work/lossx.out" 2>"$work/lossx.err" &
 watch_pid=$!
 start_card suica --dialect part3
-wait_lines "$work/lossx.out" 1 15
+wait_lines "$work/lossx.out" 1 15 || fail "--exit-on-reader-loss: no first reading: $(cat "$work/lossx.err")"
 stop_card
 stop_pcscd
 rc=0
