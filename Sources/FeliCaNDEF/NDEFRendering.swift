@@ -32,8 +32,8 @@ public enum NDEFRendering {
         o.append("tnf", .int(Int(record.tnf.rawValue)))
         o.append("type", .string(record.typeText ?? Hex.encode(record.type)))
         if !record.id.isEmpty { o.append("id", .string(record.typeText(of: record.id))) }
-        // The message parsed, so each record's content did too when the tag was read;
-        // a record built by hand that does not decode shows its payload.
+        // A tag's records were decoded when it was read (``NDEFTag`` refuses one that does
+        // not decode); a record built by hand that does not decode shows its payload.
         switch try? NDEFContent(record) {
         case .uri(let u)?: o.append("uri", .string(u.uri))
         case .text(let t)?: text(t, into: &o)

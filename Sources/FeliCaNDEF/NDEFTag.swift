@@ -22,6 +22,15 @@ public struct NDEFTag: Hashable, Sendable {
         self.attributes = attributes
         self.message = message
         records = message.isEmpty ? [] : try NDEFRecord.parseMessage(message)
+        // A record whose payload breaks its type's layout (a URI, Text or Smart Poster) is
+        // an error naming the record, not a record shown as raw bytes.
+        for (i, record) in records.enumerated() {
+            do throws(FeliCaError) {
+                _ = try NDEFContent(record)
+            } catch {
+                throw FeliCaError(error.code, "NDEF record \(i + 1) (\(record.typeText ?? Hex.encode(record.type))): \(error.reason)")
+            }
+        }
     }
 
     /// Reads the tag on `session`. Throws `.noCard` when no card answers, `.unsupported`

@@ -183,3 +183,21 @@ func theLiteSSurvivesOtherToolsFormats(_ format: CardImageFormat) async throws {
     let (again, _) = virtualSession(image)
     #expect(try await CardImage.read(using: again).systems[0].services == SampleCards.liteS.systems[0].services || format == .flipper)
 }
+
+/// A message that frames well but holds a Text record whose language length runs past its
+/// payload: the tag is refused with the record named, not shown with the record as hex.
+@Test func aRecordWhosePayloadBreaksItsTypeIsAnErrorNamingIt() throws {
+    let uri: [UInt8] = [0x91, 0x01, 0x05, 0x55, 0x04] + Array("a.jp".utf8)   // MB, SR, "U": https://a.jp
+    let text: [UInt8] = [0x51, 0x01, 0x03, 0x54, 0x05] + Array("en".utf8)     // ME, SR, "T": language length 5 of 2
+    let attributes = try T3TAttributes(block: formattedLiteS)
+    do {
+        _ = try NDEFTag(idm: IDm(rawValue: 0x0101_1203_1234_5678), pmm: PMm(rawValue: 0), attributes: attributes, message: uri + text)
+        Issue.record("a damaged Text record was accepted")
+    } catch {
+        #expect(error.reason.hasPrefix("NDEF record 2 (T): "), "\(error.reason)")
+    }
+    // The same message without the damaged record reads.
+    let good = try NDEFTag(idm: IDm(rawValue: 0x0101_1203_1234_5678), pmm: PMm(rawValue: 0), attributes: attributes,
+                           message: [0xD1] + uri.dropFirst())
+    #expect(good.records.count == 1)
+}
