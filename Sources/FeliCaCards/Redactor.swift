@@ -96,8 +96,11 @@ public struct Redactor: Sendable {
     }
 
     /// Remembers a replacement, so ``scrub(_:)`` replaces the original wherever else it sits.
+    /// An original of one repeated byte (a number field of an unissued card, all 00 or FF)
+    /// is not kept: it identifies no one, and scrubbing it would rewrite every empty block.
     public mutating func register(_ original: [UInt8], _ pseudonym: [UInt8]) {
-        guard !original.isEmpty, !replacements.contains(where: { $0.original == original }) else { return }
+        guard let first = original.first, !original.allSatisfy({ $0 == first }),
+              !replacements.contains(where: { $0.original == original }) else { return }
         replacements.append((original, pseudonym))
         replacements.sort { $0.original.count > $1.original.count }
     }

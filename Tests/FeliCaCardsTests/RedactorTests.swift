@@ -30,6 +30,16 @@ import Testing
 
     /// A number field of block 0 becomes decimal digits; the rest of the block stays, and
     /// an IDm sitting in another block is scrubbed.
+    /// A number field of all zeros (an unissued card) is replaced where it sits, but zeros
+    /// elsewhere — empty history slots — are left as they are.
+    @Test func aBlankNumberIsNotScrubbedEverywhere() {
+        var r = Redactor(key: Self.key)
+        let blank = [UInt8](repeating: 0, count: 16)
+        _ = r.block(system: .common, service: Edy.numberService, index: 0, blank)
+        #expect(r.replacements.isEmpty)
+        #expect(r.block(system: .common, service: 0x170F, index: 2, blank) == blank)
+    }
+
     @Test func numbersAndScrubbing() {
         var r = Redactor(key: Self.key)
         let idm = IDm(rawValue: 0x0120_0312_AB34_CD56)
