@@ -142,7 +142,9 @@ public struct Redactor: Sendable {
     public func scrub(text: String) -> String {
         var out = text
         for (original, pseudonym) in replacements {
-            for upper in [false, true] {
+            // Uppercase first, exactly, so it stays uppercase; the lowercase pass without a
+            // separator then ignores case and takes what is left (lowercase, mixed).
+            for upper in [true, false] {
                 for sep in ["", " "] {
                     let from = original.map { Hex.encode([$0], uppercase: upper) }.joined(separator: sep)
                     let to = pseudonym.map { Hex.encode([$0], uppercase: upper) }.joined(separator: sep)

@@ -40,6 +40,15 @@ import Testing
         #expect(r.block(system: .common, service: 0x170F, index: 2, blank) == blank)
     }
 
+    /// Hex keeps its case: an uppercase IDm becomes an uppercase pseudonym.
+    @Test func uppercaseHexStaysUppercase() {
+        var r = Redactor(key: Self.key)
+        let idm = IDm(rawValue: 0x0120_0312_AB34_CD56)
+        let p = r.idm(idm)
+        #expect(r.scrub(text: "x \(idm.hex.uppercased()) y") == "x \(p.hex.uppercased()) y")
+        #expect(r.scrub(text: "x \(idm.hex) y") == "x \(p.hex) y")
+    }
+
     @Test func numbersAndScrubbing() {
         var r = Redactor(key: Self.key)
         let idm = IDm(rawValue: 0x0120_0312_AB34_CD56)
