@@ -51,6 +51,10 @@ public struct Taps: AsyncSequence, Sendable {
         case readerLost(device: String, error: FeliCaError)
         /// The reader named `device` is open again after ``readerLost(device:error:)``.
         case readerBack(device: String)
+        /// Opening the lost reader again failed with `error`: sent for the first failure and
+        /// again whenever the failure's code changes (gone from the bus, then no permission
+        /// once it is back, say), so a wait that cannot end by itself can be explained.
+        case readerStillAway(device: String, error: FeliCaError)
     }
 
     /// How long a card may stay on the reader after its tap before ``Event/stillOnReader(_:)``.
@@ -131,11 +135,21 @@ public struct Taps: AsyncSequence, Sendable {
     func reconnect(_ reader: ReconnectingTransport, after error: FeliCaError) async throws {
         onEvent?(.readerLost(device: reader.name, error: error))
         await reader.inner.close()
+        var failing: FeliCaError.Code?
         while true {
             try await Task.sleep(for: reader.interval)
             // Not back yet is any failure to open: gone from the bus, not answering yet,
             // still held by the daemon. Only cancellation ends the wait.
-            guard let back = try? await reader.reopen() else { continue }
+            let back: any Transport
+            do {
+                back = try await reader.reopen()
+            } catch let error as FeliCaError {
+                if error.code != failing { onEvent?(.readerStillAway(device: reader.name, error: error)) }
+                failing = error.code
+                continue
+            } catch {
+                continue
+            }
             if Task.isCancelled {
                 await back.close()
                 throw CancellationError()

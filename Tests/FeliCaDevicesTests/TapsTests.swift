@@ -108,6 +108,14 @@ struct TapsTests {
         let back = try #require(recorded.events.firstIndex(of: .readerBack(device: prefix + link)))
         #expect(lost < back && recorded.events[back...].contains(.waitingForRemoval))
         #expect(ContinuousClock.now - start >= .milliseconds(800))
+        // Away 0.8 s, tried every 0.1 s: the failed tries are told, once per code in a row
+        // (about eight tries, one or two codes).
+        let stillAway = recorded.events[lost..<back].compactMap { event -> FeliCaError.Code? in
+            if case .readerStillAway(let name, let error) = event, name == prefix + link { return error.code }
+            return nil
+        }
+        #expect(!stillAway.isEmpty && stillAway.count < 4, "\(recorded.events)")
+        #expect(zip(stillAway, stillAway.dropFirst()).allSatisfy { $0 != $1 }, "\(stillAway)")
     }
 
     /// Without a reconnect interval the loss ends the loop with the reader's error, as before.

@@ -109,6 +109,9 @@ struct WatchCommand: CLICommand {
                 console.endProgress()
                 console.diag("reader \(device) is gone (unplugged or not answering)\(console.verbose ? ": \(error.reason)" : ""); waiting for it to come back (Ctrl-C ends)")
                 if json { JSONOut.print(.object(["event": .string("readerLost"), "device": .string(device), "reason": .string(error.reason)]), console) }
+            case .readerStillAway(let device, let error):
+                // Why the wait goes on, with -v: once, and again when the reason changes.
+                if console.verbose { console.diag("reader \(device) is not back yet: \(error.reason)") }
             case .readerBack(let device):
                 console.diag("reader \(device) is back: watching again")
                 if json { JSONOut.print(.object(["event": .string("readerBack"), "device": .string(device)]), console) }
