@@ -1,10 +1,10 @@
-// swift-tools-version: 6.2
+// swift-tools-version: 6.0
 import PackageDescription
 
 // libFuzzer targets over the project's parsers. Built by scripts/fuzz.sh with
 // `-sanitize=fuzzer,address -parse-as-library`; each target is one executable whose
 // entry point is libFuzzer's `LLVMFuzzerTestOneInput`.
-let strict: [SwiftSetting] = [.swiftLanguageMode(.v6), .treatAllWarnings(as: .error)]
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]  // warnings are errors from scripts/fuzz.sh
 
 let package = Package(
     name: "felica-fuzz",

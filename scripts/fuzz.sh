@@ -12,7 +12,7 @@ target="${1:-all}"
 seconds="${2:-20}"
 export SWIFT_BACKTRACE=enable=no   # a crash report can hang under the fuzzer
 
-(cd Fuzz && swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
+(cd Fuzz && swift build -c debug -Xswiftc -warnings-as-errors -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
    -Xswiftc -use-ld=lld 2>&1 | grep -E "error|warning: .*\.swift" >&2 || true)
 bin="Fuzz/.build/debug"
 

@@ -17,7 +17,7 @@ for tool in dpkg-deb dpkg-shlibdeps strip gzip; do
   command -v "$tool" >/dev/null || { echo "package: $tool is missing; run scripts/bootstrap.sh build" >&2; exit 1; }
 done
 
-build_flags=(-c release --static-swift-stdlib --scratch-path "$scratch")
+build_flags=(-c release --static-swift-stdlib --scratch-path "$scratch" -Xswiftc -warnings-as-errors)
 echo "package: building (release, static Swift runtime, in $scratch)" >&2
 for product in felica felica-sim; do
   swift build "${build_flags[@]}" --product "$product" >&2

@@ -12,7 +12,7 @@ log=.build/test-logs
 mkdir -p "$log"
 
 echo "== build (debug, with tests)" >&2
-if ! swift build --build-tests >"$log/build.log" 2>&1; then
+if ! swift build --build-tests -Xswiftc -warnings-as-errors >"$log/build.log" 2>&1; then
   grep -v "prohibited flag" "$log/build.log" >&2
   echo "FAILED: build" >&2
   exit 1
@@ -23,7 +23,7 @@ export FELICA_BIN="$bin"
 status=0
 
 echo "== swift test" >&2
-if swift test --skip-build >"$log/swift-test.log" 2>&1; then
+if swift test --skip-build -Xswiftc -warnings-as-errors >"$log/swift-test.log" 2>&1; then
   grep -E "^✔ Test run|Executed [0-9]+ tests" "$log/swift-test.log" | tail -n 2 >&2
 else
   grep -E "✘|error:|Fatal|crashed" "$log/swift-test.log" | head -n 100 >&2
