@@ -61,9 +61,11 @@ let package = Package(
         .target(name: "FeliCaLibNFC", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport", "CLibNFC"], swiftSettings: strict),
         // A PN532 on a serial line driven directly (HSU), without libnfc's fixed costs.
         .target(name: "FeliCaPN532", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport"], swiftSettings: strict),
-        .systemLibrary(
-            name: "CPCSCLite", pkgConfig: "libpcsclite",
-            providers: [.apt(["libpcsclite-dev"])]),
+        // pcsc-lite (Debian's libpcsclite-dev): a C target rather than a system library, so no
+        // pkg-config is read — its Cflags carry -pthread, which SwiftPM refuses (with a warning
+        // on every build) in a package that depends on this one. include/ forwards the names
+        // pcsc-lite's headers include each other by.
+        .target(name: "CPCSCLite", linkerSettings: [.linkedLibrary("pcsclite")]),
         .target(name: "FeliCaPCSC", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport", "CPCSCLite"], swiftSettings: strict),
         .systemLibrary(
             name: "CLibUSB", pkgConfig: "libusb-1.0",
@@ -99,8 +101,6 @@ let package = Package(
         .target(
             name: "FeliCaSimCommands",
             dependencies: ["FeliCa", "FeliCaCLI", "FeliCaEmulators", "FeliCaSimulation", "FeliCaReaderCodecs", "FeliCaTransportSupport"],
-            // The umockdev bridge of `felica-sim rcs380` and `rcs956` (test tooling, run by Debian's python3).
-            resources: [.copy("Resources/usb-bridge.py")],
             swiftSettings: strict),
         .executableTarget(name: "felica", dependencies: ["FeliCaCLI"], swiftSettings: strict),
         .executableTarget(name: "felica-sim", dependencies: ["FeliCaSimCommands"], swiftSettings: strict),

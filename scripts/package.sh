@@ -106,8 +106,6 @@ install_file Docs/install.md "$out/felica/usr/share/doc/felica/install.md" 0644
 recommends="pcscd, libccid" control felica "read Japanese FeliCa cards (Suica, Edy, nanaco, WAON) from USB readers" ""
 
 stage felica-sim felica-sim
-bridge="$(find Sources -name usb-bridge.py | head -n 1)"
-install_file "$bridge" "$out/felica-sim/usr/share/felica-sim/usb-bridge.py" 0644
 recommends="vsmartcard-vpcd" control felica-sim "stand-ins for FeliCa readers, to test felica without hardware" \
   "umockdev, gir1.2-umockdev-1.0, python3, python3-gi"
 

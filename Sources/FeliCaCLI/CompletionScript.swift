@@ -1,4 +1,3 @@
-import Foundation
 
 /// A shell `--generate-completion-script` writes for.
 enum Shell: String, CaseIterable, Sendable {
@@ -184,7 +183,7 @@ enum CompletionScript {
         return s
     }
 
-    static func bashQuote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+    static func bashQuote(_ s: String) -> String { "'" + s.escapingScalars { $0 == "'" ? "'\\''" : nil } + "'" }
 
     // MARK: - zsh
 
@@ -267,7 +266,7 @@ enum CompletionScript {
 
     /// `'name:description'` for `_describe` (a colon in the name is escaped).
     static func zshEntry(_ name: String, _ help: String) -> String {
-        bashQuote(name.replacingOccurrences(of: ":", with: "\\:") + ":" + firstSentence(help))
+        bashQuote(name.escapingScalars { $0 == ":" ? "\\:" : nil } + ":" + firstSentence(help))
     }
 
     // MARK: - fish
@@ -329,12 +328,12 @@ enum CompletionScript {
     }
 
     static func fishQuote(_ s: String) -> String {
-        "'" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+        "'" + s.escapingScalars { $0 == "\\" || $0 == "'" ? "\\" + String($0) : nil } + "'"
     }
 
     /// Up to the first ". " (a whole help text is too long for a completion menu).
     static func firstSentence(_ help: String) -> String {
-        guard let end = help.range(of: ". ") else { return help }
+        guard let end = help.firstRange(of: ". ") else { return help }
         return String(help[..<end.lowerBound]) + "."
     }
 }
@@ -342,4 +341,15 @@ enum CompletionScript {
 extension String {
     /// `felica-sim` → `felica_sim`, for shell function names.
     var replacingDashes: String { String(map { $0 == "-" ? "_" : $0 }) }
+
+    /// The text with each scalar for which `replacement` gives a string replaced by it: a
+    /// quote is found even where a combining mark follows it (a `Character`-wise search
+    /// would see one character there and miss it).
+    func escapingScalars(_ replacement: (Unicode.Scalar) -> String?) -> String {
+        var result = ""
+        for scalar in unicodeScalars {
+            if let r = replacement(scalar) { result += r } else { result.unicodeScalars.append(scalar) }
+        }
+        return result
+    }
 }

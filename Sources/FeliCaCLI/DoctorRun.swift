@@ -3,6 +3,10 @@ import FeliCaJSON
 import FeliCaDevices
 import FeliCaDiagnosis
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The whole of one `felica doctor` run: the system checks, then a poll on each reader.
 struct DoctorRun: Sendable {
     var diagnosis: Diagnosis
@@ -94,12 +98,19 @@ struct DoctorRun: Sendable {
         }
     }
 
+    /// `x` as C's `%.1f` writes it (`vsnprintf`, so ties round as printf rounds them).
+    static func oneDecimal(_ x: Double) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        _ = withVaList([x]) { vsnprintf(&buffer, buffer.count, "%.1f", $0) }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// On a reader that can run faster than 212 kbps: which rates the card names, and whether
     /// it answers at the fastest through this reader. Nil on a reader with one rate.
     static func bitRateCheck(_ session: CardSession, _ target: Target) async throws(FeliCaError) -> (summary: String, keepSlow: Bool)? {
         let transport = session.transport
         guard let slowest = transport.bitRates.min(by: { $0.rawValue < $1.rawValue }), transport.bitRates.count > 1 else { return nil }
-        let latency = String(format: "%.1f", Double(transport.linkLatency.components.attoseconds) / 1e15 + Double(transport.linkLatency.components.seconds) * 1000)
+        let latency = Self.oneDecimal(Double(transport.linkLatency.components.attoseconds) / 1e15 + Double(transport.linkLatency.components.seconds) * 1000)
         let rate = try await session.useFastestBitRate(for: target)
         guard rate != slowest else {
             return ("it runs at \(slowest.rawValue) kbps only (the reader adds \(latency) ms per command)", false)

@@ -1,7 +1,6 @@
 import FeliCa
 import FeliCaCards
 import FeliCaTransportSupport
-import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -23,7 +22,7 @@ enum RedactionKey {
     }
 
     /// A redactor with the key, the file made when missing.
-    static func redactor(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Redactor {
+    static func redactor(environment: [String: String] = processEnvironment()) throws -> Redactor {
         if let hex = environment[environmentKey], !hex.isEmpty {
             guard let key = Hex.decode(hex), key.count == 16 else {
                 throw CLIError("\(environmentKey) must be 32 hex digits (16 bytes), not '\(hex)'")
@@ -40,7 +39,8 @@ enum RedactionKey {
     static func load(_ path: String) throws -> [UInt8] {
         switch SystemCalls.readText(path) {
         case .success(let text):
-            guard let key = Hex.decode(text.trimmingCharacters(in: .whitespacesAndNewlines)), key.count == 16 else {
+            let trimmed = text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()
+            guard let key = Hex.decode(String(trimmed)), key.count == 16 else {
                 throw CLIError("the redaction key \(path) is not 32 hex digits: remove it to make a new one (earlier pseudonyms then change)")
             }
             return key
@@ -65,6 +65,20 @@ enum RedactionKey {
             throw CLIError("cannot write the redaction key \(path)")
         }
         return key
+    }
+
+    /// This process's environment (`environ`) as a dictionary; of a name given twice, the first.
+    static func processEnvironment() -> [String: String] {
+        var result: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "="), result[String(text[..<equals])] == nil {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return result
     }
 
     /// `count` bytes from the system's random source (`SystemRandomNumberGenerator`, the

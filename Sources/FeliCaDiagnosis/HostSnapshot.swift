@@ -283,7 +283,7 @@ public struct HostSnapshot: Sendable {
     public static func parseUdevAccessRules(_ text: String) -> Set<String> {
         func value(_ line: Substring, _ key: String) -> String? {
             for prefix in ["ATTRS{\(key)}==\"", "ATTR{\(key)}==\""] {
-                guard let r = line.range(of: prefix) else { continue }
+                guard let r = line.firstRange(of: prefix) else { continue }
                 let rest = line[r.upperBound...]
                 guard let end = rest.firstIndex(of: "\"") else { return nil }
                 return rest[..<end].lowercased()

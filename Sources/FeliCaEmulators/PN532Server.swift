@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaSimulation
+import FeliCaTransportSupport
 import Glibc
 import Synchronization
 
@@ -19,7 +20,7 @@ public final class PN532Server: Sendable {
     public let link: String?
     private let wakeRead: Int32
     private let wakeWrite: Int32
-    private let thread = Mutex<pthread_t?>(nil)
+    private let thread = Mutex<OwnedThread?>(nil)
     private let stopped = Mutex(false)
 
     /// The terminal device the client opens, e.g. `/dev/pts/3`.
@@ -67,17 +68,7 @@ public final class PN532Server: Sendable {
     public func start() {
         thread.withLock { t in
             guard t == nil, !stopped.withLock({ $0 }) else { return }
-            let box = Unmanaged.passRetained(ThreadBody { [self] in self.serve() }).toOpaque()
-            var id = pthread_t()
-            if pthread_create(&id, nil, { raw in
-                let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
-                body.run()
-                return nil
-            }, box) == 0 {
-                t = id
-            } else {
-                Unmanaged<ThreadBody>.fromOpaque(box).release()
-            }
+            t = OwnedThread(name: "pn532 server") { [self] in self.serve() }
         }
     }
 
@@ -90,7 +81,7 @@ public final class PN532Server: Sendable {
         guard first else { return }
         var one: UInt8 = 1
         _ = write(wakeWrite, &one, 1)
-        if let id = thread.withLock({ $0 }) { pthread_join(id, nil) }
+        thread.withLock({ $0 })?.join()
         close(wakeRead)
         close(wakeWrite)
         terminal.close()
@@ -162,10 +153,4 @@ public final class PN532Server: Sendable {
             schedule.apply(emulator.withLock { $0.receive(bytes, at: arrived) })
         }
     }
-}
-
-/// Carries a closure into a pthread.
-private final class ThreadBody: Sendable {
-    let run: @Sendable () -> Void
-    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
 }

@@ -1,4 +1,3 @@
-import Dispatch
 import FeliCa
 import FeliCaSimulation
 import FeliCaReaderCodecs
@@ -78,9 +77,11 @@ public final class VPCDCard: Sendable {
     /// run on a thread of their own, off the cooperative pool.
     public func serve() async throws(FeliCaError) -> End {
         let result: Result<End, FeliCaError> = await withCheckedContinuation { continuation in
-            DispatchQueue(label: "felica.vpcd.\(options.port)").async {
+            let serve: @Sendable () -> Void = {
                 continuation.resume(returning: Result { () throws(FeliCaError) -> End in try self.serveBlocking() })
             }
+            // No thread to be had: serve on this one rather than not at all.
+            if !OwnedThread.detach(name: "vpcd \(options.port)", serve) { serve() }
         }
         return try result.get()
     }

@@ -1,6 +1,6 @@
-import Dispatch
 import FeliCa
 import FeliCaReaderCodecs
+import FeliCaTransportSupport
 import Glibc
 import Synchronization
 
@@ -168,9 +168,6 @@ final class LibNFCConnection: @unchecked Sendable {
         Int(d.components.seconds) * 1000 + Int(d.components.attoseconds / 1_000_000_000_000_000)
     }
 
-    /// Where the deadlines of every connection fire.
-    private static let watchdogQueue = DispatchQueue(label: "felica.libnfc.watchdog")
-
     /// Starts the host-side deadline of one exchange.
     private func armWatchdog(after wait: Duration) -> UInt64 {
         let generation = watchdog.withLock { w -> UInt64 in
@@ -178,11 +175,10 @@ final class LibNFCConnection: @unchecked Sendable {
             w.fired = false
             return w.generation
         }
-        let nanoseconds = UInt64(milliseconds(wait)) * 1_000_000
-        // A queue of its own, not the global one: a serial queue gets a thread even when
-        // every worker of the global pool is blocked (two on a 2-core machine), where a
-        // deadline on the global queue fired late — after the reply it was meant to cut off.
-        Self.watchdogQueue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
+        // The process's watchdog thread, not a shared pool: a thread of its own fires on time
+        // even when every worker of a pool is blocked (two on a 2-core machine), where a
+        // deadline on a pool fired late — after the reply it was meant to cut off.
+        Watchdog.shared.schedule(after: wait) { [self] in
             let fire = watchdog.withLock { w -> Bool in
                 guard w.generation == generation else { return false }
                 w.fired = true

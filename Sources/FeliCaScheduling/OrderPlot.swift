@@ -1,5 +1,7 @@
 import FeliCa
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Draws a bench report as an SVG: detection time against position, the fitted line,
 /// the session limit and the positions never detected.

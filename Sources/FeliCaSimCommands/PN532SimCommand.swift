@@ -1,11 +1,9 @@
-import Dispatch
 import FeliCa
 import FeliCaReaderCodecs
 import FeliCaDevices
 import FeliCaEmulators
 import FeliCaCLI
 import FeliCaSimulation
-import Foundation
 import Synchronization
 
 #if canImport(Glibc)
@@ -68,86 +66,17 @@ struct PN532SimCommand: CLICommand {
     func run(_ console: Console) async throws -> Int32 {
         let virtual = try card.map { name throws(FeliCaError) in try VirtualCard.named(name, timing: timing ?? .typical) }
         if let removeAfter { virtual?.removeAfter(exchanges: removeAfter) }
-        if let virtual { CardReinsertion.install { virtual.isPresent = true } }
+        // SIGUSR1 puts the card back.
+        if let virtual { SignalHandling.handle(SIGUSR1) { _ in virtual.isPresent = true } }
         let server = try PN532Server(card: virtual, options: .init(timing: timing != nil, faults: faults, taps: taps), link: link)
         server.start()
         console.line(server.connectionString)
         console.diag("PN532 emulator on \(server.path)\(link.map { " (link \($0))" } ?? "") with \(card.map { "card \($0)" } ?? "no card")\(timing.map { ", rf timing (card: \($0.rawValue))" } ?? ""); stop with Ctrl-C")
         console.diag("  felica poll --device libnfc:\(server.connectionString)")
         console.diag("  LIBNFC_DEVICE=\(server.connectionString) nfc-list")
-        let signal = await Self.waitForTermination()
+        let signal = await SignalHandling.waitForTermination()
         server.stop()
         console.diag("stopped (\(signal == SIGINT ? "interrupt" : "terminate")): \(server.commandCount) commands, \(server.cardExchanges) card exchanges")
         return ExitCode.ok
-    }
-
-    /// Suspends until SIGINT or SIGTERM arrives; returns which.
-    static func waitForTermination() async -> Int32 {
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        let queue = DispatchQueue(label: "felica-sim signals")
-        return await withCheckedContinuation { (c: CheckedContinuation<Int32, Never>) in
-            let state = SignalSources(queue: queue, resume: { c.resume(returning: $0) })
-            state.activate()
-        }
-    }
-}
-
-/// Two signal sources that resume their waiter once, on the first signal.
-private final class SignalSources: @unchecked Sendable {
-    // @unchecked: `sources` and `resume` are only touched on `queue`, after init.
-    private var sources: [DispatchSourceSignal] = []
-    private var resume: ((Int32) -> Void)?
-    private let queue: DispatchQueue
-
-    init(queue: DispatchQueue, resume: @escaping (Int32) -> Void) {
-        self.queue = queue
-        self.resume = resume
-    }
-
-    func activate() {
-        queue.async { [self] in
-            for sig in [SIGINT, SIGTERM] {
-                let s = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-                s.setEventHandler { [self] in
-                    resume?(sig)
-                    resume = nil
-                    // Keep the sources alive until the process ends; a second signal is ignored.
-                }
-                s.resume()
-                sources.append(s)
-            }
-        }
-    }
-}
-
-/// SIGUSR1 puts the card back. The handler is installed synchronously with sigaction (a
-/// dispatch source registers later, and a signal in between would kill the process) and
-/// only writes a byte to a pipe (async-signal-safe); a thread reading the pipe acts.
-private enum CardReinsertion {
-    static let pipeWriteEnd = Atomic<Int32>(-1)
-
-    static func install(_ action: @escaping @Sendable () -> Void) {
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { return }
-        pipeWriteEnd.store(fds[1], ordering: .relaxed)
-        let readEnd = fds[0]
-        Thread.detachNewThread { listen(readEnd, action) }
-        var sa = sigaction()
-        sa.__sigaction_handler.sa_handler = { _ in
-            var byte: UInt8 = 1
-            _ = write(CardReinsertion.pipeWriteEnd.load(ordering: .relaxed), &byte, 1)
-        }
-        sigemptyset(&sa.sa_mask)
-        sa.sa_flags = SA_RESTART
-        sigaction(SIGUSR1, &sa, nil)
-    }
-
-    private static func listen(_ fd: Int32, _ action: @Sendable () -> Void) {
-        var byte: UInt8 = 0
-        while true {
-            let n = read(fd, &byte, 1)
-            if n == 1 { action() } else if n < 0 && errno == EINTR { continue } else { return }
-        }
     }
 }

@@ -4,7 +4,6 @@ import FeliCaDevices
 import FeliCaEmulators
 import FeliCaCLI
 import FeliCaSimulation
-import Foundation
 
 #if canImport(Glibc)
 import Glibc

@@ -4,7 +4,7 @@ import FeliCaEmulators
 import FeliCaCLI
 import FeliCaDevices
 import FeliCaSimulation
-import Foundation
+import FeliCaTransportSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -49,14 +49,11 @@ enum USBBridge {
         _ command: [String], device: EmulatedUSBDevice, emulator: E, bridgeOptions: [String] = [],
         name: String, console: Console
     ) async throws -> Int32 {
-        guard let bridge = script() else {
-            throw CLIError("felica-sim \(name): the USB bridge script (usb-bridge.py) is missing from the build's resources; rebuild, or set FELICA_USB_BRIDGE to its path", exitCode: ExitCode.unavailable)
-        }
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw CLIError("felica-sim \(name): cannot create a socket pair: \(String(cString: strerror(errno)))")
         }
-        var argv = ["umockdev-wrapper", "/usr/bin/python3", bridge, "--fd", "3", "--descriptors", Hex.encode(device.descriptors)]
+        var argv = ["umockdev-wrapper", "/usr/bin/python3", "-c", usbBridgeScript, "--fd", "3", "--descriptors", Hex.encode(device.descriptors)]
         if let m = device.manufacturer { argv += ["--manufacturer", m] }
         if let p = device.productName { argv += ["--product-name", p] }
         argv += bridgeOptions + ["--"] + command
@@ -69,30 +66,16 @@ enum USBBridge {
         }
         close(pair[1])
         let server = USBBridgeServer(socket: pair[0], emulator: emulator)
-        let serving = Thread { server.serve() }
-        serving.name = "felica-sim \(name)"
-        serving.start()
+        if !OwnedThread.detach(name: "felica-sim \(name)", { server.serve() }) {
+            kill(pid, SIGKILL)
+            _ = await ChildProcess.wait(pid)
+            throw CLIError("felica-sim \(name): cannot start a thread to serve the bridge: \(String(cString: strerror(errno)))")
+        }
         let status = await ChildProcess.wait(pid)
         if status == 127 {
             console.diag("felica-sim \(name): could not start the bridge (needs umockdev-wrapper and /usr/bin/python3 with gi: sudo apt-get install umockdev gir1.2-umockdev-1.0 python3-gi)")
         }
         return status
-    }
-
-    /// The bridge script: `$FELICA_USB_BRIDGE`, else the installed copy (see
-    /// ``installedScript(executable:)``), else the copy in the build's resources.
-    static func script() -> String? {
-        if let path = getenv("FELICA_USB_BRIDGE").map({ String(cString: $0) }), !path.isEmpty { return path }
-        if let installed = Bundle.main.executablePath.flatMap(installedScript(executable:)) { return installed }
-        return Bundle.module.path(forResource: "usb-bridge", ofType: "py")
-    }
-
-    /// Where the Debian package puts the bridge for a program installed as
-    /// `<prefix>/bin/felica-sim`: `<prefix>/share/felica-sim/usb-bridge.py`; nil when it is not there.
-    static func installedScript(executable: String) -> String? {
-        let prefix = URL(fileURLWithPath: executable).deletingLastPathComponent().deletingLastPathComponent()
-        let path = prefix.appendingPathComponent("share/felica-sim/usb-bridge.py").path
-        return access(path, R_OK) == 0 ? path : nil
     }
 }
 
@@ -118,12 +101,14 @@ enum ChildProcess {
     /// Waits for `pid` on a thread of its own; returns its exit status (128 + signal when killed).
     static func wait(_ pid: pid_t) async -> Int32 {
         await withCheckedContinuation { (c: CheckedContinuation<Int32, Never>) in
-            Thread.detachNewThread {
+            let reap: @Sendable () -> Void = {
                 var status: Int32 = 0
                 while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
                 let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
                 c.resume(returning: code)
             }
+            // No thread to be had: wait on this one rather than not at all.
+            if !OwnedThread.detach(name: "felica-sim wait", reap) { reap() }
         }
     }
 }

@@ -1,4 +1,3 @@
-import Foundation
 import Synchronization
 
 /// The one thread a device's blocking C calls run on (libnfc, pcsc-lite, libusb), one at a
@@ -62,109 +61,115 @@ public final class DeviceThread: Sendable {
 
 /// A thread that runs submitted jobs in order until told to finish.
 ///
-/// `@unchecked Sendable`: `jobs` and `finishing` are only read or written with `condition`
-/// locked; `ended` is a semaphore, safe from any thread.
+/// `@unchecked Sendable`: `jobs`, `finishing` and `thread` are only read or written with
+/// `condition` locked.
 private final class Worker: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = ThreadCondition()
     private var jobs: [@Sendable () -> Void] = []
     private var finishing = false
-    private let ended = DispatchSemaphore(value: 0)
+    private var thread: OwnedThread?
 
     init(name: String) {
         // The thread keeps the worker alive until `finish` lets its loop end.
-        let thread = Thread { [self] in self.loop() }
-        thread.name = name
-        thread.start()
+        let thread = OwnedThread(name: name) { [self] in self.loop() }
+        condition.withLock {
+            self.thread = thread
+            // No thread to be had: every job runs on its caller's thread (`submit` refuses).
+            if thread == nil { finishing = true }
+        }
     }
 
     /// Queues `job`; false once the worker is finishing (the job was not taken).
     func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !finishing else { return false }
-        jobs.append(job)
-        condition.signal()
-        return true
+        condition.withLock {
+            guard !finishing else { return false }
+            jobs.append(job)
+            condition.signal()
+            return true
+        }
     }
 
     /// Ends the thread once the jobs already submitted have run; with `wait`, returns only
     /// then. Only the first call has an effect.
     func finish(wait: Bool) {
-        condition.lock()
-        let first = !finishing
-        finishing = true
-        condition.signal()
-        condition.unlock()
-        if first && wait { ended.wait() }
+        let thread = condition.withLock { () -> OwnedThread? in
+            let first = !finishing
+            finishing = true
+            condition.signal()
+            return first ? self.thread : nil
+        }
+        if wait { thread?.join() }
     }
 
     private func loop() {
         while true {
-            condition.lock()
-            while jobs.isEmpty && !finishing { condition.wait() }
-            if jobs.isEmpty {
-                condition.unlock()
-                ended.signal()
-                return
+            let job = condition.withLock { () -> (@Sendable () -> Void)? in
+                while jobs.isEmpty && !finishing { condition.wait() }
+                return jobs.isEmpty ? nil : jobs.removeFirst()
             }
-            let job = jobs.removeFirst()
-            condition.unlock()
+            guard let job else { return }
             job()
         }
     }
 }
 
-/// One process-wide thread that fires alarms for calls that overrun their limit.
+/// One process-wide thread that fires alarms: the limits of ``DeviceThread/run(limit:_:)``
+/// and the host-side deadlines of the transports (libnfc's watchdog).
 ///
 /// `@unchecked Sendable`: `alarms` and `nextID` are only read or written with `condition`
 /// locked.
-private final class Watchdog: @unchecked Sendable {
-    static let shared = Watchdog()
+public final class Watchdog: @unchecked Sendable {
+    /// The one watchdog; its thread starts with the first alarm.
+    public static let shared = Watchdog()
 
-    private let condition = NSCondition()
+    /// An alarm scheduled, to cancel it with.
+    public struct Alarm: Sendable, Hashable {
+        fileprivate let id: Int
+    }
+
+    private let condition = ThreadCondition()
     private var alarms: [Int: (deadline: ContinuousClock.Instant, action: @Sendable () -> Void)] = [:]
     private var nextID = 0
-    private let clock = ContinuousClock()
+    private var started = false
 
-    private init() {
-        let thread = Thread { [self] in self.loop() }
-        thread.name = "felica.watchdog"
-        thread.start()
+    private init() {}
+
+    /// Runs `action` on the watchdog's thread after `delay` unless cancelled first. An
+    /// action should be short: later alarms fire after it returns.
+    @discardableResult
+    public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> Alarm {
+        condition.withLock {
+            if !started {
+                // The thread runs for the life of the process.
+                started = OwnedThread.detach(name: "felica.watchdog") { [self] in self.loop() }
+            }
+            nextID += 1
+            alarms[nextID] = (ContinuousClock.now + delay, action)
+            condition.signal()
+            return Alarm(id: nextID)
+        }
     }
 
-    /// Runs `action` after `delay` unless cancelled first; returns the alarm's id.
-    func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> Int {
-        condition.lock()
-        defer { condition.unlock() }
-        nextID += 1
-        alarms[nextID] = (clock.now + delay, action)
-        condition.signal()
-        return nextID
-    }
-
-    func cancel(_ id: Int) {
-        condition.lock()
-        alarms[id] = nil
-        condition.unlock()
+    /// Cancels `alarm`; nothing happens when it has fired already.
+    public func cancel(_ alarm: Alarm) {
+        condition.withLock { alarms[alarm.id] = nil }
     }
 
     private func loop() {
-        condition.lock()
         while true {
-            guard let (id, next) = alarms.min(by: { $0.value.deadline < $1.value.deadline }) else {
-                condition.wait()
-                continue
+            let action = condition.withLock { () -> (@Sendable () -> Void)? in
+                guard let (id, next) = alarms.min(by: { $0.value.deadline < $1.value.deadline }) else {
+                    condition.wait()
+                    return nil
+                }
+                guard ContinuousClock.now >= next.deadline else {
+                    condition.wait(until: next.deadline)
+                    return nil
+                }
+                alarms[id] = nil
+                return next.action
             }
-            let left = next.deadline - clock.now
-            if left > .zero {
-                let (s, atto) = left.components
-                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(s) + Double(atto) / 1e18))
-                continue
-            }
-            alarms[id] = nil
-            condition.unlock()
-            next.action()
-            condition.lock()
+            action?()
         }
     }
 }

@@ -68,7 +68,7 @@ import Testing
         let hex = idm.hex
         let text = "a \(hex) b \(hex.uppercased()) c \(Redactor.bytes(idm.rawValue).map { Hex.encode([$0], uppercase: true) }.joined(separator: " "))"
         let scrubbed = r.scrub(text: text)
-        #expect(!scrubbed.lowercased().replacingOccurrences(of: " ", with: "").contains(hex), "\(scrubbed)")
+        #expect(!String(scrubbed.lowercased().filter { $0 != " " }).contains(hex), "\(scrubbed)")
         #expect(scrubbed.contains(p.hex))
     }
 }

@@ -140,7 +140,7 @@ import Testing
 
 extension String {
     func replacingFirst(_ target: String, with replacement: String) -> String {
-        guard let r = range(of: target) else { return self }
+        guard let r = firstRange(of: target) else { return self }
         return String(self[..<r.lowerBound]) + replacement + String(self[r.upperBound...])
     }
 }

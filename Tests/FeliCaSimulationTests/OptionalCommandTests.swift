@@ -20,7 +20,7 @@ struct OptionalCommandTests {
         let text = image.jsonText()
         #expect(try JSONValue.parse(text)["ignores"] == .array([.string("request-response"), .string("request-block-information")]))
         #expect(try CardImage(json: JSONValue.parse(text)).ignores == [.requestBlockInformation, .requestResponse])
-        let bad = text.replacingOccurrences(of: "\"request-response\"", with: "\"reqest-response\"")
+        let bad = text.replacing("\"request-response\"", with: "\"reqest-response\"")
         #expect(throws: FeliCaError(.badInput, "")) { try CardImage(json: JSONValue.parse(bad)) }
     }
 

@@ -1,7 +1,6 @@
 import FeliCa
 import FeliCaCards
 import FeliCaJSON
-import Foundation
 
 /// `felica balance`: the balance of every purse on the card.
 struct BalanceCommand: CLICommand {

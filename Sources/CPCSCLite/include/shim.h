@@ -1,7 +1,11 @@
 #ifndef FELICA_CPCSCLITE_SHIM_H
 #define FELICA_CPCSCLITE_SHIM_H
-#include <winscard.h>
-#include <reader.h>
+/* pcsc-lite's headers live in /usr/include/PCSC and include each other by bare name
+   (<pcsclite.h>, <wintypes.h>); pcsclite.h and wintypes.h beside this file forward those
+   names, so no -I from pkg-config is needed (its -pthread is a flag SwiftPM refuses in a
+   package built as a dependency). */
+#include <PCSC/winscard.h>
+#include <PCSC/reader.h>
 
 /// `SCARD_PCI_T0` is a macro over a global; Swift cannot import it directly.
 static inline const SCARD_IO_REQUEST *felica_pci_t0(void) { return SCARD_PCI_T0; }

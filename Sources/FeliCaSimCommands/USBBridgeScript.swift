@@ -1,3 +1,8 @@
+/// The umockdev bridge of `felica-sim rcs380` and `rcs956`, in Python (umockdev's usbdevfs
+/// plumbing is reached through its GObject bindings): ``USBBridge`` hands it to Debian's
+/// `python3 -c` under `umockdev-wrapper`. Kept in the binary as text, so felica-sim needs no
+/// file beside it; the lines on the socket are described in the script's docstring.
+let usbBridgeScript = #"""
 #!/usr/bin/python3
 """USB plumbing for felica-sim's emulated USB readers (Sony RC-S380, RC-S360).
 
@@ -457,3 +462,4 @@ def main():
 
 if __name__ == "__main__":
     main()
+"""#
