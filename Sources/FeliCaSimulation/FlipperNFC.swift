@@ -356,7 +356,8 @@ enum FlipperNFC {
         var out = "Area found: \(system.areas.count)\n"
         for (i, a) in system.areas.enumerated() {
             let inside = services.indices.filter { services[$0].code.number >= a.code.number && services[$0].code.number <= a.end.number }
-            let first = inside.first ?? 0, last = inside.last ?? first
+            // An empty area as the firmware writes one: the index the next area starts at, then 0.
+            let first = inside.first ?? services.filter { $0.code.number < a.code.number }.count, last = inside.last ?? 0
             out += "Area \(Hex.digits(i, count: 3, uppercase: true)): | Code \(a.code) | Services #\(Hex.digits(first, count: 3, uppercase: true))-#\(Hex.digits(last, count: 3, uppercase: true)) |\n"
         }
         out += "\nService found: \(services.count)\n"
