@@ -17,7 +17,11 @@ for tool in dpkg-deb dpkg-shlibdeps strip gzip; do
   command -v "$tool" >/dev/null || { echo "package: $tool is missing; run scripts/bootstrap.sh build" >&2; exit 1; }
 done
 
-build_flags=(-c release --static-swift-stdlib --scratch-path "$scratch" -Xswiftc -warnings-as-errors)
+# --no-export-dynamic undoes the -export-dynamic of the toolchain's static-stdlib-args.lnk:
+# nothing loads a plug-in into these programs, and an exported symbol is one --gc-sections
+# must keep (about 0.6 MiB of symbol tables and unused public code).
+build_flags=(-c release --static-swift-stdlib --scratch-path "$scratch" -Xswiftc -warnings-as-errors
+  -Xlinker --no-export-dynamic)
 echo "package: building (release, static Swift runtime, in $scratch)" >&2
 for product in felica felica-sim; do
   swift build "${build_flags[@]}" --product "$product" >&2

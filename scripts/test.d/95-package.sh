@@ -137,12 +137,14 @@ for p in "$deb" "$simdeb"; do note "$(basename "$p"): $(du -k "$p" | cut -f1) Ki
 
 # No ICU in either program: nothing links Foundation, whose ICU data alone is ~30 MB (and
 # whose licence the copyright file would then have to carry). ICU's data is one archive
-# whose name (icudt<version>l) is in the data, stripped or not; its code names u_* symbols
-# in error strings, so look for the library's own "ICU" data too.
+# whose entries are named icudt<version>l/…, which stripping keeps; "ICU data" and
+# u_errorName are strings of ICU's code.
 dpkg-deb -x "$deb" "$work/unpacked" && dpkg-deb -x "$simdeb" "$work/unpacked"
 for p in felica felica-sim; do
   b="$work/unpacked/usr/bin/$p"
-  if found="$(grep -a -o -m 3 -E 'icudt[0-9]+[lb]|ICU data|u_errorName' "$b" | sort -u | tr '\n' ' ')" && [[ -n "$found" ]]; then
+  if [[ ! -f "$b" ]]; then
+    fail "$p is not in its package"
+  elif found="$(grep -a -o -m 3 -E 'icudt[0-9]+[lb]|ICU data|u_errorName' "$b" | sort -u | tr '\n' ' ')" && [[ -n "$found" ]]; then
     fail "$p carries ICU: $found"
   else
     pass "$p carries no ICU data"
