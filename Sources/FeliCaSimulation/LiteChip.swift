@@ -92,6 +92,10 @@ struct LiteChip {
                     : (try? mac.readMACA(blocks: Array(numbers.dropLast()), data: data)).map { $0 + wcnt + [UInt8](repeating: 0, count: 5) }
                 guard let computed else { return status(false, idm, refused) }
                 data += computed
+            case LiteMAC.macBlock where i == 0:
+                // MAC alone covers nothing: the block as it stands.
+                guard let block = store.block(n) else { return status(false, idm, refused) }
+                data += block
             case LiteMAC.ckBlock, LiteMAC.macBlock, LiteMAC.macABlock:
                 return status(false, idm, refused)
             default:
