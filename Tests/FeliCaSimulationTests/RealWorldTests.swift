@@ -374,3 +374,19 @@ func aRealDumpReadsTheSameHoweverItWasSaved(_ variant: String) throws {
         #expect(error.reason.hasPrefix("card image \(bad): line \(n + 1): Block 0005 data"))
     }
 }
+
+/// Every real transit dump cut at any line, short of its last block line, is refused with
+/// a line number: none reads as a smaller card.
+@Test(arguments: ["farebot/Suica.nfc", "farebot/PASMO.nfc", "farebot/ICOCA.nfc"])
+func everyCutOfARealDumpIsRefusedWithALine(_ file: String) throws {
+    let lines = try realText(file).split(separator: "\n", omittingEmptySubsequences: false)
+    let lastBlock = try #require(lines.lastIndex { $0.hasPrefix("Block ") })
+    for n in 1...lastBlock {
+        do {
+            _ = try CardImage(importing: lines[0..<n].joined(separator: "\n"))
+            Issue.record("\(file) cut after line \(n) was accepted")
+        } catch {
+            #expect(error.reason.hasPrefix("line ") || error.reason.hasPrefix("no \""), "\(file) cut after line \(n): \(error.reason)")
+        }
+    }
+}
