@@ -390,3 +390,14 @@ func everyCutOfARealDumpIsRefusedWithALine(_ file: String) throws {
         }
     }
 }
+
+/// A real transit dump written back as a Flipper file (`felica dump --format flipper`) reads
+/// as the same card: its empty areas are written as the firmware writes them.
+@Test(arguments: ["farebot/Suica.nfc", "farebot/PASMO.nfc", "farebot/ICOCA.nfc"])
+func aRealDumpWrittenBackAsFlipperReadsTheSame(_ file: String) throws {
+    let image = try loadReal(file)
+    let text = try image.exported(as: .flipper, now: "2026-01-01T00:00:00Z")
+    #expect(text.contains("Services #012-#000 |") || file.hasSuffix("ICOCA.nfc"))
+    let again = try CardImage(importing: text)
+    #expect(again.systems == image.systems)
+}
