@@ -11,6 +11,8 @@ build=(
   pkg-config
   libnfc-dev libpcsclite-dev libusb-1.0-0-dev libsqlite3-dev
   dpkg-dev binutils       # dpkg-shlibdeps, dpkg-deb and strip, for scripts/package.sh
+  debootstrap             # the Debian 13 root with Debian's Swift (scripts/trixie-root.sh)
+  qemu-user-static        # runs the arm64 build (package.sh --target trixie-arm64, its tests)
 )
 
 # The test stages and benchmarks, on top: the real stacks and the stand-ins' plumbing.
