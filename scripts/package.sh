@@ -19,7 +19,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 umask 022
 
-target=bookworm-amd64
+host_arch="$(dpkg --print-architecture)"
+target=bookworm-$host_arch
 while (($#)); do
   case "$1" in
     --target) [[ $# -ge 2 ]] || { echo "package: --target needs a value" >&2; exit 64; }; target="$2"; shift 2 ;;
@@ -28,9 +29,12 @@ while (($#)); do
   esac
 done
 case "$target" in
-  bookworm-amd64 | trixie-amd64 | trixie-arm64) ;;
+  "bookworm-$host_arch" | trixie-amd64 | trixie-arm64) ;;
+  bookworm-*) echo "package: $target is built on a $target machine (this one is $host_arch)" >&2; exit 64 ;;
   *) echo "package: unknown target '$target' (bookworm-amd64, trixie-amd64 or trixie-arm64)" >&2; exit 64 ;;
 esac
+[[ "$target" == trixie-* && "$host_arch" != amd64 ]] \
+  && { echo "package: the trixie targets are built on an amd64 machine (this one is $host_arch)" >&2; exit 64; }
 
 out=.build/package/$target
 maintainer="${DEBFULLNAME:-The felica authors} <${DEBEMAIL:-felica@users.noreply.github.com}>"
@@ -56,10 +60,11 @@ done
 run=()
 shlibdeps_flags=()
 case "$target" in
-  bookworm-amd64)
+  bookworm-*)
     scratch=.build/static
     build_flags=(-c release --static-swift-stdlib --scratch-path "$scratch" -Xswiftc -warnings-as-errors)
-    arch="$(dpkg --print-architecture)"
+    arch="$host_arch"
+    swift_depends=""
     strip_tool=strip
     echo "package: building (release, static Swift runtime, in $scratch)" >&2
     ;;
@@ -95,6 +100,11 @@ case "$target" in
         -ODEBIAN/symbols -e".$runtime/*.so" >/dev/null 2>&1) || true
       [[ -s "$swiftlang_tree/DEBIAN/symbols" ]] || { echo "package: cannot make the symbols file of $deb" >&2; exit 1; }
     fi
+    # Swift's runtime keeps no ABI from one minor release to the next on Linux: the
+    # packages take the libswiftlang of the 6.0 series they were built with, no later one.
+    swift_series="$(dpkg-query -W -f '${Version}' libswiftlang | grep -oE '^[0-9]+\.[0-9]+')"
+    [[ -n "$swift_series" ]] || { echo "package: libswiftlang is not installed in the trixie root" >&2; exit 1; }
+    swift_depends="libswiftlang (<< ${swift_series%.*}.$((${swift_series#*.} + 1))~)"
     shlibdeps_flags=(-S"$(realpath "$swiftlang_tree")")
     echo "package: building (release, Debian's Swift $(swift --version 2>&1 | grep -o 'version [0-9.]*' | head -n 1), for $arch, in $scratch)" >&2
     ;;
@@ -180,13 +190,13 @@ install_file packaging/60-felica.rules "$out/felica/usr/lib/udev/rules.d/60-feli
 install_file packaging/felica-blacklist.conf "$out/felica/usr/lib/modprobe.d/felica.conf" 0644
 install_file "packaging/felica-watch@.service" "$out/felica/usr/lib/systemd/system/felica-watch@.service" 0644
 install_file Docs/install.md "$out/felica/usr/share/doc/felica/install.md" 0644
-recommends="pcscd, libccid" control felica "read Japanese FeliCa cards (Suica, Edy, nanaco, WAON) from USB readers" ""
+recommends="pcscd, libccid" control felica "read Japanese FeliCa cards (Suica, Edy, nanaco, WAON) from USB readers" "$swift_depends"
 
 stage felica-sim felica-sim
 bridge="$(find Sources -name usb-bridge.py | head -n 1)"
 install_file "$bridge" "$out/felica-sim/usr/share/felica-sim/usb-bridge.py" 0644
 recommends="vsmartcard-vpcd" control felica-sim "stand-ins for FeliCa readers, to test felica without hardware" \
-  "umockdev, gir1.2-umockdev-1.0, python3, python3-gi"
+  "${swift_depends:+$swift_depends, }umockdev, gir1.2-umockdev-1.0, python3, python3-gi"
 
 rm -f "$out/changelog" "$out"/*.1
 for package in felica felica-sim; do rm -rf "${out:?}/$package"; done

@@ -16,7 +16,8 @@ import Testing
         let trace = try Trace.load(path: path)
         #expect(trace.device == "virtual:suica")
         #expect(trace.started.map { TraceFileProbe.isISO8601UTC($0) } == true)
-        #expect(trace.exchanges.count == lines(try Support.text(path)).count - 1)
+        let written = lines(try Support.text(path))
+        #expect(trace.exchanges.count == written.count - 1)
         #expect(trace.exchanges.first.map { PacketDescription.command($0.tx) } == "Polling system=FFFF request=system code slots=1")
 
         let replay = try TraceReplay.load(path)
@@ -33,12 +34,12 @@ import Testing
         let path = dir + "/live.jsonl"
         let card = try VirtualCard.named("suica")
         let recorder = try TraceRecorder(wrapping: VirtualTransport(card: card, name: "virtual:suica"), path: path)
-        #expect(lines(try Support.text(path)).count == 1)  // the header, before any exchange
+        #expect(try lineCount(path) == 1)  // the header, before any exchange
         let session = CardSession(transport: recorder)
         let target = try await session.detect()
-        #expect(lines(try Support.text(path)).count == 2)
+        #expect(try lineCount(path) == 2)
         _ = try await session.systemCodes(of: target)
-        #expect(lines(try Support.text(path)).count == 3)
+        #expect(try lineCount(path) == 3)
         // Never closed, as after a crash: what is on disk already parses as a whole trace.
         let partial = try Trace.load(path: path)
         #expect(partial.exchanges.count == 2)
