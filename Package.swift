@@ -98,7 +98,7 @@ let package = Package(
         // `felica-sim`'s commands: the emulators served to the real stacks, over the CLI's parser.
         .target(
             name: "FeliCaSimCommands",
-            dependencies: ["FeliCa", "FeliCaCLI", "FeliCaEmulators", "FeliCaSimulation", "FeliCaReaderCodecs", "FeliCaTransportSupport"],
+            dependencies: ["FeliCa", "FeliCaCLI", "FeliCaDevices", "FeliCaEmulators", "FeliCaSimulation", "FeliCaReaderCodecs", "FeliCaTransportSupport"],
             // The umockdev bridge of `felica-sim rcs380` and `rcs956` (test tooling, run by Debian's python3).
             resources: [.copy("Resources/usb-bridge.py")],
             swiftSettings: strict),
