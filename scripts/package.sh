@@ -96,9 +96,13 @@ case "$target" in
       dpkg-deb -R "$deb" "$swiftlang_tree"
       swift_version="$(dpkg-deb -f "$deb" Version)"
       swift_version="${swift_version%-*}"
-      (cd "$swiftlang_tree" && dpkg-gensymbols -q -plibswiftlang -P. -v"$swift_version" -a"$arch" \
-        -ODEBIAN/symbols -e".$runtime/*.so" >/dev/null 2>&1) || true
-      [[ -s "$swiftlang_tree/DEBIAN/symbols" ]] || { echo "package: cannot make the symbols file of $deb" >&2; exit 1; }
+      tree="$(realpath "$swiftlang_tree")"
+      mkdir -p "$swiftlang_tree.src/debian"
+      printf 'Source: swiftlang\n\nPackage: libswiftlang\nArchitecture: any\n' >"$swiftlang_tree.src/debian/control"
+      (cd "$swiftlang_tree.src" && dpkg-gensymbols -q -plibswiftlang -P"$tree" -v"$swift_version" -a"$arch" \
+        -O"$tree/DEBIAN/symbols" -e"$tree$runtime/*.so" >"$tree.gensymbols.log" 2>&1) || true
+      [[ -s "$swiftlang_tree/DEBIAN/symbols" ]] \
+        || { tail -n 5 "$tree.gensymbols.log" >&2; echo "package: cannot make the symbols file of $deb" >&2; exit 1; }
     fi
     # Swift's runtime keeps no ABI from one minor release to the next on Linux: the
     # packages take the libswiftlang of the 6.0 series they were built with, no later one.
