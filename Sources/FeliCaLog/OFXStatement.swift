@@ -1,6 +1,6 @@
 import FeliCaCards
 
-/// Kept records as an OFX bank statement (OFX 2.1.1, XML), for accounting and expense apps
+/// Kept records as an OFX bank statement (OFX 1.0.2, UTF-8), for accounting and expense apps
 /// that import bank statements: one statement per card and purse (the card's IDm is the
 /// account, the purse names the bank), one transaction per record, in the purse's currency.
 ///
@@ -9,10 +9,11 @@ import FeliCaCards
 /// record exported twice has the same id and an importer skips it the second time.
 ///
 /// What the statement lacks is said: a gap, a record that did not decode, an unreadable
-/// purse and a record whose amount is not known (the oldest one read: a transaction needs
-/// an amount, so it is left out) are each an XML comment in the statement they belong to
-/// and an entry of ``incomplete``, for the exit status and stderr — the rules of
-/// ``ExpenseCSV``.
+/// purse and a record whose amount is not known (a transaction needs an amount, so it is
+/// left out) are each an XML comment in the statement they belong to and an entry of
+/// ``incomplete``, for the exit status and stderr — the rules of ``ExpenseCSV``. The one
+/// record whose amount is never known, a purse's oldest record (nothing older was read),
+/// opens the statement instead: the transactions start after it.
 public struct OFXStatement {
     /// Everything missing from the output, in words: empty when the statement is complete.
     public private(set) var incomplete: [String] = []
@@ -36,8 +37,12 @@ public struct OFXStatement {
     /// One record; records come oldest first.
     public mutating func add(_ r: KeptRecord) {
         let i = account(r.card, r.purse)
-        if r.amount == nil {
-            let note = "the record of \(r.date)\(r.sequence.map { " (sequence \($0))" } ?? "") has no known amount (the oldest record read): left out"
+        let record = "the record of \(r.date)\(r.sequence.map { " (sequence \($0))" } ?? "")"
+        if r.amount == nil && accounts[i].records.isEmpty {
+            // The oldest record kept: its balance opens the statement.
+            accounts[i].notes.append("\(record) opens the statement: its amount is not known (no older record was read), its balance \(r.balance) is where the statement starts")
+        } else if r.amount == nil {
+            let note = "\(record) has no known amount: left out"
             accounts[i].notes.append(note)
             incomplete.append("card \(r.card) \(r.purse): \(note)")
         }
@@ -69,9 +74,19 @@ public struct OFXStatement {
 
     /// The whole document.
     public func render() -> String {
+        // OFX 1.0.2's header, as Japanese banks' statements have it (the form the importing
+        // apps know best), in UTF-8; every element is closed, so the body reads as XML too.
         var out = """
-            <?xml version="1.0" encoding="UTF-8" standalone="no"?>
-            <?OFX OFXHEADER="200" VERSION="211" SECURITY="NONE" OLDFILEUID="NONE" NEWFILEUID="NONE"?>
+            OFXHEADER:100
+            DATA:OFXSGML
+            VERSION:102
+            SECURITY:NONE
+            ENCODING:UTF-8
+            CHARSET:CSUNICODE
+            COMPRESSION:NONE
+            OLDFILEUID:NONE
+            NEWFILEUID:NONE
+
             <OFX>
             <SIGNONMSGSRSV1><SONRS><STATUS><CODE>0</CODE><SEVERITY>INFO</SEVERITY></STATUS>\
             <DTSERVER>\(generatedAt)</DTSERVER><LANGUAGE>JPN</LANGUAGE></SONRS></SIGNONMSGSRSV1>
@@ -94,7 +109,7 @@ public struct OFXStatement {
         out += "<STMTRS><CURDEF>\(currency.code)</CURDEF>\n"
         out += "<BANKACCTFROM><BANKID>\(Self.bankID(a.purse))</BANKID><ACCTID>\(Self.escaped(a.card))</ACCTID><ACCTTYPE>CHECKING</ACCTTYPE></BANKACCTFROM>\n"
         for note in a.notes { out += "<!-- incomplete: \(Self.comment(note)) -->\n" }
-        let first = a.records.first.map { Self.day($0.date) } ?? String(generatedAt.prefix(8))
+        let first = (dated.first ?? a.records.first).map { Self.day($0.date) } ?? String(generatedAt.prefix(8))
         let last = a.records.last.map { Self.day($0.date) } ?? String(generatedAt.prefix(8))
         out += "<BANKTRANLIST><DTSTART>\(first)</DTSTART><DTEND>\(last)</DTEND>\n"
         var seen: [String: Int] = [:]
@@ -117,10 +132,11 @@ public struct OFXStatement {
         return out
     }
 
-    /// `0101120312345678-transit-ic-42`, or with the date, time and balance for a purse
+    /// `0101120312345678-transit-ic-42-20261130`, or with the date, time and balance for a purse
     /// that numbers no records.
     static func fitid(_ r: KeptRecord) -> String {
-        if let s = r.sequence { return "\(r.card)-\(r.purse)-\(s)" }
+        // The day too: a 16-bit sequence number comes round again after years of use.
+        if let s = r.sequence { return "\(r.card)-\(r.purse)-\(s)-\(day(r.date))" }
         return "\(r.card)-\(r.purse)-\(day(r.date))\(clock(r.time))-\(r.balance)"
     }
 

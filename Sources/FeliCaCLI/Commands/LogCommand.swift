@@ -42,7 +42,7 @@ enum HistoryOptions {
     static let excel = OptionSpec.flag("excel", help: "With --csv: start with a UTF-8 byte-order mark and end lines with CRLF, for Excel on Windows.")
     static let summary = OptionSpec.flag("summary", help: "With --csv: after each month, a 'month total' row per card and purse with fares, charges and purchases.")
     static let ofx = OptionSpec.flag(
-        "ofx", help: "Write an OFX bank statement (OFX 2.1.1) for accounting apps: a statement per card and purse, a transaction per record, in the purse's currency.")
+        "ofx", help: "Write an OFX bank statement (OFX 1.0.2, UTF-8) for accounting apps: a statement per card and purse, a transaction per record, in the purse's currency.")
     static let allowIncomplete = OptionSpec.flag(
         "allow-incomplete", help: "With --csv or --ofx: exit 0 even when records are missing (the file marks them either way; without this flag the exit status is 1).")
 

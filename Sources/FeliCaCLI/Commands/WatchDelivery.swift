@@ -209,11 +209,17 @@ final class WatchDelivery: Sendable {
         }
     }
 
-    /// When the watch ends: waits (up to ``finishWait``) for the spools to empty while
-    /// delivery works and for the commands queued to end, says what is left, and closes.
+    /// When the watch ends: waits (up to ``finishWait``) for the spools to empty and for
+    /// the commands queued to end, says what is left, and closes.
     func finish() async {
         let deadline = ContinuousClock.now + Self.finishWait
-        while ContinuousClock.now < deadline, outboxes.contains(where: { $0.spool.count > 0 && !$0.isFailing }) {
+        var said = false
+        while ContinuousClock.now < deadline, outboxes.contains(where: { $0.spool.count > 0 }) {
+            if !said, outboxes.contains(where: \.isFailing) {
+                let waiting = outboxes.reduce(0) { $0 + $1.spool.count }
+                console.diag("waiting up to \(Self.finishWait) for \(waiting) reading\(waiting == 1 ? "" : "s") to be delivered before ending")
+                said = true
+            }
             try? await Task.sleep(for: .milliseconds(20))
         }
         if let hook {
