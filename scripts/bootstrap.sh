@@ -11,6 +11,7 @@ build=(
   pkg-config
   libnfc-dev libpcsclite-dev libusb-1.0-0-dev libsqlite3-dev
   libcurl4-openssl-dev libmosquitto-dev   # watch --post (libcurl), watch --mqtt (libmosquitto)
+  libssl-dev              # libcrypto: the FeliCa Lite-S card key's Triple-DES
   dpkg-dev binutils       # dpkg-shlibdeps, dpkg-deb and strip, for scripts/package.sh
 )
 
