@@ -22,6 +22,9 @@ import Synchronization
 /// | an access mode the service has not (cashback on anything but a purse) | element A7 |
 /// | a block number beyond the service's blocks | element A8 |
 ///
+/// A FeliCa Lite or Lite-S answers by its own chip's rules instead (`LiteChip`): reads and
+/// writes through 000B and 0009, its MC block's write bits, MAC and MAC_A, the card key.
+///
 /// Search Service Code walks the root area `0000`–`FFFE` first (also when the image lists
 /// no areas: every system has it), then areas and services in code order, so each area
 /// comes before the services in it.

@@ -223,7 +223,9 @@ struct LibraryExampleTests {
         #expect(result.writeCommands == 4)
         let tag = try await NDEFTag.read(using: session)
         #expect(tag.records.count == 1)
-        #expect(try NDEFContent(tag.records[0]) == .uri(try NDEFURI(payload: NDEFURI.payload("https://example.org/menu"))))
+        let content = try NDEFContent(tag.records[0])
+        let expected = try NDEFURI(payload: NDEFURI.payload("https://example.org/menu"))
+        #expect(content == .uri(expected))
         #expect(tag.attributes.writeFlag == 0 && tag.attributes.length == message.count)
     }
 }
