@@ -105,4 +105,38 @@ struct LiteSTests {
         let outcome = try await session.writeConfirmed(service: 0x0009, blocks: [(2, [UInt8](repeating: 0xEE, count: 16))], readingThrough: 0x000B, to: target)
         #expect(outcome == .stored)
     }
+
+    /// MC bytes 8-9: block 4 takes a write only with MAC_A; bytes 6-7: block 5 reads only with
+    /// MAC_A after mutual authentication.
+    @Test func macRequiredBlocks() async throws {
+        var image = SampleCards.liteS
+        image.cardKey = Self.key
+        var mc = FeliCaLite.MemoryConfiguration.block(answersNDEF: true)
+        mc[8] = 0x10  // block 4: write with MAC_A
+        mc[6] = 0x20  // block 5: read with MAC_A
+        image.systems[0].services[0].blocksAt[0x88] = mc
+        let card = VirtualCard(image: image)
+        let session = CardSession(transport: VirtualTransport(card: card, name: "virtual:lite-s"))
+        let target = try await session.detect()
+        let data = [UInt8](repeating: 0x5A, count: 16)
+        await #expect(throws: FeliCaError(.status, "")) {
+            try await session.write(service: 0x0009, blocks: [(4, data)], to: target)
+        }
+        await #expect(throws: FeliCaError(.status, "")) {
+            _ = try await session.read(service: 0x000B, blocks: 5..<6, from: target)
+        }
+        let auth = try await LiteAuthentication.verify(key: LiteCardKey(bytes: Self.key), session: session, target: target)
+        #expect(auth.outcome == .mutual)
+        let wcnt = Array(try await session.read(service: 0x000B, blocks: 0x90..<0x91, from: target)[0].prefix(3))
+        let maca = try auth.mac.writeMACABlock(wcnt: wcnt, block: 4, data: data)
+        try await session.write(service: 0x0009, blocks: [(4, data), (0x91, maca)], to: target)
+        #expect(card.image.systems[0].services[0].block(4) == data)
+        // A MAC_A under a stale write counter is refused.
+        await #expect(throws: FeliCaError(.status, "")) {
+            try await session.write(service: 0x0009, blocks: [(4, data), (0x91, maca)], to: target)
+        }
+        let (blocks, ok) = try await LiteAuthentication.readChecked(blocks: [5], mac: auth.mac, session: session, target: target)
+        #expect(ok)
+        #expect(blocks == [card.image.systems[0].services[0].block(5)!])
+    }
 }
