@@ -25,10 +25,12 @@ mirror="${FELICA_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 amd64=(
   swiftlang lld pkg-config
   libnfc-dev libpcsclite-dev libusb-1.0-0-dev libsqlite3-dev
+  libcurl4-openssl-dev libmosquitto-dev libssl-dev
   dpkg-dev binutils binutils-aarch64-linux-gnu file lintian fakeroot
   # What the Swift tests and the installed packages' checks drive.
   libnfc-bin pcscd vsmartcard-vpcd umockdev gir1.2-umockdev-1.0 python3 python3-gi
   sqlite3 man-db groff-base iproute2 procps util-linux bsdutils zsh fish
+  mosquitto mosquitto-clients openssl
 )
 arm64=(
   libc6-dev:arm64 libstdc++-14-dev:arm64 libgcc-14-dev:arm64

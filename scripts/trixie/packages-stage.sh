@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Not yet a stage of scripts/test.sh (see "Status" in Docs/install.md); run by hand:
+#   bash scripts/trixie/packages-stage.sh
 # The Debian 13 (trixie) packages, amd64 and arm64, built with Debian's own Swift in the
 # trixie root (scripts/trixie-root.sh) and linked against its runtime (libswiftlang):
 # - scripts/package.sh --target trixie-amd64 and --target trixie-arm64 write both packages
@@ -11,7 +13,7 @@
 #   same balance from a virtual card, and through a real serial link: the amd64 PN532
 #   emulator on a pty, read with felica's own PN532 driver and with arm64 libnfc's
 #   pn532_uart; the arm64 felica-sim serves the RC-S380 to the amd64 felica.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../test.d/lib.sh"
 stage_workdir
 
 for tool in debootstrap unshare chroot qemu-aarch64-static dpkg-deb; do

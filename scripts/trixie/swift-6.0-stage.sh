@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
+# Not yet a stage of scripts/test.sh (see "Status" in Docs/install.md); run by hand:
+#   bash scripts/trixie/swift-6.0-stage.sh
 # The second toolchain: Debian 13's own Swift (swiftlang 6.0.3), in the trixie root that
 # scripts/trixie-root.sh makes (debootstrap, kept under .build/trixie). Every product and
 # test target builds with it, warnings as errors, and the Swift tests pass with it, in
 # that root (with its pcscd, vpcd, umockdev and libnfc). scripts/swift-6.0.sh is the same
 # build and test by hand.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../test.d/lib.sh"
 stage_workdir
 
 for tool in debootstrap unshare chroot; do
