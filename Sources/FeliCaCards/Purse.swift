@@ -7,6 +7,9 @@ public enum PurseProfile: String, Hashable, Sendable, CaseIterable {
     case octopus
     case shenzhenTong = "shenzhen-tong"
     case univCoop = "univ-coop"
+    case okica, ryuto, kmt, mrtj
+    case fcf
+
 
     /// How a person calls it.
     public var displayName: String {
@@ -18,6 +21,11 @@ public enum PurseProfile: String, Hashable, Sendable, CaseIterable {
         case .octopus: "Octopus"
         case .shenzhenTong: "Shenzhen Tong"
         case .univCoop: "Univ. Co-op"
+        case .okica: "OKICA"
+        case .ryuto: "Ryuto"
+        case .kmt: "KMT"
+        case .mrtj: "MRT Jakarta"
+        case .fcf: "FCF ID"
         }
     }
 
@@ -26,12 +34,16 @@ public enum PurseProfile: String, Hashable, Sendable, CaseIterable {
         switch self {
         case .octopus: .hkd
         case .shenzhenTong: .cny
+        case .kmt, .mrtj: .idr
         default: .jpy
         }
     }
 
     /// Whether the card keeps a transaction history readable without a key.
-    public var hasHistory: Bool { self != .octopus && self != .shenzhenTong }
+    public var hasHistory: Bool { ![.octopus, .shenzhenTong, .mrtj, .fcf].contains(self) }
+
+    /// Whether the card keeps a balance (an ID card keeps only a number).
+    public var hasBalance: Bool { self != .fcf }
 }
 
 /// A currency as ISO 4217 names it; every money field is a count of its minor unit (yen for
@@ -50,6 +62,8 @@ public struct Currency: Hashable, Sendable {
     public static let hkd = Currency(code: "HKD", minorDigits: 2, symbol: "HK$")
     /// Chinese yuan, counted in fen.
     public static let cny = Currency(code: "CNY", minorDigits: 2, symbol: "CN¥")
+    /// Indonesian rupiah, counted in whole rupiah as the cards keep it.
+    public static let idr = Currency(code: "IDR", minorDigits: 0, symbol: "Rp")
 
     /// `¥1,234`, `HK$50.00`, `-HK$14.40`; `signed` puts `+` before a gain.
     public func format(_ minor: Int, signed: Bool = false) -> String {
