@@ -75,12 +75,15 @@ start_pn532 "$tmp/ntasu2.pty" --card ntasu && {
 # card's full dump lists, with the same blocks; the note gives the sweep's exchanges.
 "$felica" dump --json --device virtual:okica \
   | python3 -c 'import json,sys; d=json.load(sys.stdin); d["ignores"]=["search-service-code"]; d["maxNodesPerRequest"]=8; json.dump(d, sys.stdout)' >"$tmp/hiding.json"
-"$felica" dump --device virtual:okica | grep '^  Service' >"$tmp/full.services"
+# Services and their blocks, indentation dropped (the full dump nests them in the root area).
+services_of() { sed -E 's/^ +//' "$1" | grep -E '^(Service |[0-9]+ )'; }
+"$felica" dump --device virtual:okica >"$tmp/full.out"
+services_of "$tmp/full.out" >"$tmp/full.services"
 if start_pn532 "$tmp/hiding.pty" --card "$tmp/hiding.json"; then
   t0=$(now_ms)
   "$felica" dump --device "libnfc:pn532_uart:$tmp/hiding.pty" >"$tmp/hiding.out" 2>"$tmp/hiding.err"; hs=$?
   t1=$(now_ms)
-  grep '^  Service' "$tmp/hiding.out" >"$tmp/hiding.services"
+  services_of "$tmp/hiding.out" >"$tmp/hiding.services"
   if [[ $hs -ne 0 ]]; then
     fail "dump of a card hiding its services: exit $hs: $(cat "$tmp/hiding.err")"
   elif ! cmp -s "$tmp/full.services" "$tmp/hiding.services"; then
@@ -88,7 +91,7 @@ if start_pn532 "$tmp/hiding.pty" --card "$tmp/hiding.json"; then
   elif ! grep -qE 'note: system 8FC1: the card did not answer Search Service Code, so its services were found by Request Service over all 16384 service codes \(20[0-9][0-9] exchanges, 8 codes each at the end\)' "$tmp/hiding.err"; then
     fail "dump of a card hiding its services: the note does not give the sweep: $(cat "$tmp/hiding.err")"
   else
-    pass "a card hiding its services dumps all $(wc -l <"$tmp/hiding.services") services through the PN532 emulator ($(grep -oE '[0-9]+ exchanges' "$tmp/hiding.err"), $((t1 - t0)) ms)"
+    pass "a card hiding its services dumps all $(grep -c '^Service' "$tmp/hiding.services") services and their blocks through the PN532 emulator ($(grep -oE '[0-9]+ exchanges' "$tmp/hiding.err"), $((t1 - t0)) ms)"
   fi
   stop_pn532
 fi
