@@ -129,14 +129,14 @@ enum PurseOutput {
                 console.line("  (no transactions)")
                 continue
             }
-            let seconds = p.profile == .edy
-            let dateWidth = seconds ? 19 : 16
+            let shown = p.profile.recordTime
+            let dateWidth = shown == .second ? 19 : 16
             console.line("  " + TextLayout.padRight("DATE", dateWidth) + "  " + TextLayout.padRight("TYPE", 9) + TextLayout.padLeft("AMOUNT", 9) + TextLayout.padLeft("BALANCE", 10)
                          + TextLayout.padLeft("SEQ", 7) + "  DETAILS")
             for e in history {
                 switch e {
                 case .transaction(let t):
-                    console.line("  " + TextLayout.padRight(t.date.display(seconds: seconds), dateWidth) + "  " + TextLayout.padRight(t.kind.rawValue, 9)
+                    console.line("  " + TextLayout.padRight(t.date.display(upTo: shown), dateWidth) + "  " + TextLayout.padRight(t.kind.rawValue, 9)
                                  + TextLayout.padLeft(money(t.amount, p.profile.currency, signed: true), 9) + TextLayout.padLeft(money(t.balance, p.profile.currency), 10)
                                  + TextLayout.padLeft(String(t.sequence), 7) + "  " + details(t))
                 case .malformed(let slot, let error, let raw):
@@ -147,24 +147,8 @@ enum PurseOutput {
         }
     }
 
-    /// What happened where: console and process for transit, the type name otherwise.
-    static func details(_ t: Transaction) -> String {
-        guard let x = t.transit else {
-            return t.type.description + (t.terminal.map { $0.isEmpty ? "" : " at \($0)" } ?? "")
-        }
-        var s = x.summary
-        if let stop = x.busStop {
-            s += ": " + stop
-        } else {
-            switch (x.entry, x.exit) {
-            case (let a?, let b?): s += ": \(a) → \(b)"
-            case (let a?, nil): s += ": \(a)"
-            case (nil, let b?): s += ": → \(b)"
-            case (nil, nil): break
-            }
-        }
-        return s
-    }
+    /// What happened where (``Transaction/details``).
+    static func details(_ t: Transaction) -> String { t.details }
 
     static func gateLines(_ info: TransitInfo, _ console: Console) {
         if let log = info.gateLog, !log.isEmpty {
@@ -272,7 +256,7 @@ enum PurseOutput {
     static func issue(_ i: ServiceIssue) -> JSONValue {
         var o = JSONObject()
         o.append("service", .string(i.service.hex))
-        o.append("content", .string(i.content))
+        o.append("content", .string(i.content.rawValue))
         switch i.problem {
         case .needsKey(let kv):
             o.append("problem", "needs-key")

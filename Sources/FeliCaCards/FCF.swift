@@ -17,7 +17,7 @@ public enum FCF {
     /// What ``CardReader`` reads: block 0 of the ID service, at every depth.
     public static let layout = PurseLayout(
         profile: .fcf, placement: .commonArea, presence: idService,
-        services: [ServiceRead(idService, "ID number", balance: 1, history: 1)],
+        services: [ServiceRead(idService, .idNumber, balance: 1, history: 1)],
         keyedTwinMeansPresent: false
     ) { b, c in
         purse(system: c.system, id: b.first(idService))
@@ -47,7 +47,7 @@ public enum FCF {
         var p = Purse(profile: .fcf, system: system)
         if let id {
             do throws(CardDataError) { p.number = try number(id) } catch {
-                p.issues.append(ServiceIssue(service: idService, content: "ID number", problem: .unreadable(error.reason)))
+                p.issues.append(ServiceIssue(service: idService, content: .idNumber, problem: .unreadable(error.reason)))
             }
         }
         return p

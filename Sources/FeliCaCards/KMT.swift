@@ -32,9 +32,9 @@ public enum KMT {
     public static let layout = PurseLayout(
         profile: .kmt, placement: .ownSystem([system]), presence: balanceService,
         services: [
-            ServiceRead(numberService, "card number", balance: 1, history: 1),
-            ServiceRead(balanceService, "balance", balance: 1, history: 1),
-            ServiceRead(historyService, "history", balance: 0, history: historyBlocks),
+            ServiceRead(numberService, .number, balance: 1, history: 1),
+            ServiceRead(balanceService, .balance, balance: 1, history: 1),
+            ServiceRead(historyService, .history, balance: 0, history: historyBlocks),
         ]
     ) { b, c in
         purse(system: c.system, number: b.first(numberService), balance: b.first(balanceService), history: b[historyService])
@@ -44,7 +44,7 @@ public enum KMT {
     /// nothing else; what 0x100B holds is not known).
     public static let mrtjLayout = PurseLayout(
         profile: .mrtj, placement: .ownSystem([mrtjSystem]), presence: mrtjBalanceService,
-        services: [ServiceRead(mrtjBalanceService, "balance", balance: 1, history: 1)]
+        services: [ServiceRead(mrtjBalanceService, .balance, balance: 1, history: 1)]
     ) { b, c in
         var p = Purse(profile: .mrtj, system: c.system)
         if let block = b.first(mrtjBalanceService) { decodeBalance(block, service: mrtjBalanceService, into: &p) }

@@ -24,7 +24,7 @@ public enum OKICA {
     /// one before it gives that record's amount), so a balance reading reads two blocks.
     public static let layout = PurseLayout(
         profile: .okica, placement: .ownSystem([system]), presence: historyService,
-        services: [ServiceRead(historyService, "history", balance: 2, history: historyBlocks)]
+        services: [ServiceRead(historyService, .history, balance: 2, history: historyBlocks)]
     ) { b, c in
         purse(system: c.system, history: b[historyService], depth: c.depth)
     }
@@ -132,7 +132,7 @@ public enum OKICA {
         let entries = decodeHistory(history)
         if let newest = entries.first {
             if let t = newest.transaction { p.balance = t.balance } else {
-                p.issues.append(ServiceIssue(service: historyService, content: "balance (newest history record)", problem: .unreadable("the newest record does not decode")))
+                p.issues.append(ServiceIssue(service: historyService, content: .history, problem: .unreadable("the newest record does not decode")))
             }
         }
         if entries.isEmpty { p.notes.append("the history is empty, so the balance is not known (OKICA keeps it only in its records)") }

@@ -19,7 +19,7 @@ public enum Ryuto {
     /// What ``CardReader`` reads at each depth: the balance is the newest record's.
     public static let layout = PurseLayout(
         profile: .ryuto, placement: .ownSystem([system]), presence: historyService,
-        services: [ServiceRead(historyService, "history", balance: 1, history: historyBlocks)]
+        services: [ServiceRead(historyService, .history, balance: 1, history: historyBlocks)]
     ) { b, c in
         purse(system: c.system, history: b[historyService], depth: c.depth)
     }
@@ -100,8 +100,8 @@ public enum Ryuto {
             case 0x55: (.charge, r.amount)
             default: (.other, older.map { r.balance - $0 })
             }
-            let stops = "boarded \(pad2(r.boarding.hour)):\(pad2(r.boarding.minute)) at stop \(hexCode(Int(r.boardingStop), digits: 4))"
-                + (r.type == 0x52 ? ", alighted at stop \(hexCode(Int(r.alightingStop), digits: 4))" : "")
+            let stops = "stop \(hexCode(Int(r.boardingStop), digits: 4)) (boarded \(pad2(r.boarding.hour)):\(pad2(r.boarding.minute)))"
+                + (r.type == 0x52 ? " → stop \(hexCode(Int(r.alightingStop), digits: 4))" : "")
             // The card numbers no record.
             return Transaction(date: r.date, kind: kind, amount: amount, balance: r.balance, sequence: 0,
                                type: CodeName(Int(r.type), typeName(r.type)), terminal: stops)
@@ -115,7 +115,7 @@ public enum Ryuto {
         let entries = decodeHistory(history)
         if let newest = entries.first {
             if let t = newest.transaction { p.balance = t.balance } else {
-                p.issues.append(ServiceIssue(service: historyService, content: "balance (newest history record)", problem: .unreadable("the newest record does not decode")))
+                p.issues.append(ServiceIssue(service: historyService, content: .history, problem: .unreadable("the newest record does not decode")))
             }
         } else {
             p.notes.append("the history is empty, so the balance is not known (Ryuto keeps it only in its records)")
