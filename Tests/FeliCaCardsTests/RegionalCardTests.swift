@@ -33,7 +33,8 @@ import Testing
         #expect(r.boardingStop == 0x0412 && r.alightingStop == 0x0433)
         #expect(r.type == 0x52 && r.amount == 230 && r.balance == 2_540)
         #expect(r.encode() == raw)
-        #expect(try Ryuto.HistoryRecord.decode([UInt8](repeating: 0, count: 16)) == nil)
+        let empty = try Ryuto.HistoryRecord.decode([UInt8](repeating: 0, count: 16))
+        #expect(empty == nil)
         let t = try #require(Ryuto.decodeHistory([raw]).first?.transaction)
         #expect(t.amount == -230 && t.kind == .transit)
     }
@@ -45,15 +46,18 @@ import Testing
     @Test func kmtHandVector() throws {
         let raw = Hex.decode("329C1C6C000013880131000001000412")!
         let r = try #require(try KMT.HistoryRecord.decode(raw))
-        #expect(try r.date().iso == "2026-11-27T17:48:12+07:00")
+        let date = try r.date()
+        #expect(date.iso == "2026-11-27T17:48:12+07:00")
         #expect(r.amount == 5_000 && r.gate == 0x0131 && r.process == 1 && r.sequence == 0x412)
         #expect(r.encode() == raw)
         // Before 2019-01-01 Metrodroid counts from six hours earlier.
         var old = raw
         old.replaceSubrange(0..<4, with: Hex.decode("22A3C088")!)
-        #expect(try KMT.HistoryRecord.decode(old)?.date().iso == "2018-06-01T09:30:00+07:00")
+        let oldDate = try KMT.HistoryRecord.decode(old)?.date()
+        #expect(oldDate?.iso == "2018-06-01T09:30:00+07:00")
         // Byte 0 or the gate zero: an empty slot.
-        #expect(try KMT.HistoryRecord.decode([UInt8](repeating: 0, count: 16)) == nil)
+        let empty = try KMT.HistoryRecord.decode([UInt8](repeating: 0, count: 16))
+        #expect(empty == nil)
     }
 
     /// KMT and MRT Jakarta balance block: bytes 0-3 LE balance, 4-7 LE last amount, 13-15 BE
@@ -67,7 +71,8 @@ import Testing
 
     /// FCF ID, TRETJapanNFCReader `FCFCampus/ICU/ICUCardData.swift`: the low digit of bytes 2-7.
     @Test func fcfNumber() throws {
-        #expect(try FCF.number(Hex.decode("0000323431303537FFFF000000000000")!) == "241057")
+        let number = try FCF.number(Hex.decode("0000323431303537FFFF000000000000")!)
+        #expect(number == "241057")
         #expect(throws: CardDataError.self) { try FCF.number(Hex.decode("00003234313035FA0000000000000000")!) }
     }
 
