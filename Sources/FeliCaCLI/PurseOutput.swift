@@ -104,7 +104,7 @@ enum PurseOutput {
     }
 
     static func headline(_ p: Purse) -> String {
-        var line = TextLayout.padRight(p.displayName, max(11, p.displayName.count + 1)) + TextLayout.padLeft(p.balance.map { money($0, p.profile.currency) } ?? "unreadable", 10)
+        var line = TextLayout.padRight(p.displayName, max(11, p.displayName.count + 1)) + TextLayout.padLeft(p.balance.map { money($0, p.profile.currency) } ?? (p.profile.hasBalance ? "unreadable" : "ID card"), 10)
         if let n = p.number { line += "  no. \(n)" }
         if let pts = p.points { line += "  \(pts) point\(pts == 1 ? "" : "s")" }
         return line
