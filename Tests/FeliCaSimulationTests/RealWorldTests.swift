@@ -415,7 +415,8 @@ func aRealDumpWrittenBackAsFlipperReadsTheSame(_ file: String) throws {
 /// 1 500 000 000 000 ms after 1970, 2017-07-14 02:40:00 UTC.
 @Test(arguments: ["metrodroid/felica-idm.xml", "metrodroid/felica-no-idm.xml"])
 func metrodroidsXMLExportsLoad(_ file: String) throws {
-    #expect(CardImageFormat.detect(try realText(file)) == .metrodroidXML)
+    let text = try realText(file)
+    #expect(CardImageFormat.detect(text) == .metrodroidXML)
     let image = try loadReal(file)
     #expect(image.systems.map(\.code) == [0x0003])
     #expect(image.idm(ofSystem: 0) == IDm(rawValue: 0x0101_0101_0101_0101))
