@@ -12,6 +12,8 @@ public enum CardImageFormat: String, Hashable, Sendable, CaseIterable {
     case proxmark
     /// Metrodroid (and FareBot) JSON export, FareBot's older `{"cards": [...]}` export included.
     case metrodroid
+    /// Metrodroid's (and FareBot's) older XML export (read only).
+    case metrodroidXML = "metrodroid-xml"
 
     /// How a person calls it.
     public var displayName: String {
@@ -20,6 +22,7 @@ public enum CardImageFormat: String, Hashable, Sendable, CaseIterable {
         case .flipper: "Flipper Zero .nfc"
         case .proxmark: "Proxmark3 hf felica dump JSON"
         case .metrodroid: "Metrodroid JSON"
+        case .metrodroidXML: "Metrodroid XML"
         }
     }
 
@@ -29,6 +32,7 @@ public enum CardImageFormat: String, Hashable, Sendable, CaseIterable {
             let t = line.drop { $0 == " " || $0 == "\t" }
             if t.isEmpty || t.hasPrefix("#") { continue }
             if t.hasPrefix("Filetype:") { return .flipper }
+            if t.hasPrefix("<") { return .metrodroidXML }
             break
         }
         guard let value = try? JSONValue.parse(text), let o = value.objectValue else { return nil }
@@ -44,9 +48,9 @@ public enum CardImageFormat: String, Hashable, Sendable, CaseIterable {
 
 extension CardImage {
     /// A name that is a file rather than a built-in card: it contains `/` or ends in one of
-    /// the image files' usual extensions (`.json`, `.nfc`).
+    /// the image files' usual extensions (`.json`, `.nfc`, `.xml`).
     public static func isImagePath(_ name: String) -> Bool {
-        name.contains("/") || name.hasSuffix(".json") || name.hasSuffix(".nfc")
+        name.contains("/") || name.hasSuffix(".json") || name.hasSuffix(".nfc") || name.hasSuffix(".xml")
     }
 
     /// Reads a card image of any ``CardImageFormat``, told by its content; errors name the
@@ -74,6 +78,7 @@ extension CardImage {
         case .flipper: self = try FlipperNFC.image(text); addLiteNDEFSystem()
         case .proxmark: self = try ProxmarkDump.image(try Self.json(text)); addLiteNDEFSystem()
         case .metrodroid: self = try MetrodroidJSON.image(try Self.json(text)); addLiteNDEFSystem()
+        case .metrodroidXML: self = try MetrodroidXML.image(text); addLiteNDEFSystem()
         case nil:
             // Name what it is not, with the JSON error when it was meant to be JSON.
             if text.utf8.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "{") {
@@ -83,7 +88,7 @@ extension CardImage {
                     throw FeliCaError(.badInput, "not valid JSON: \(error)")
                 }
             }
-            throw FeliCaError(.badInput, "not a card image: neither felica-card/1 JSON (\"format\"), a Flipper Zero .nfc file (\"Filetype:\"), Proxmark3 hf felica dump JSON (\"systems\" with \"nodes\") nor a Metrodroid export (\"felica\")")
+            throw FeliCaError(.badInput, "not a card image: neither felica-card/1 JSON (\"format\"), a Flipper Zero .nfc file (\"Filetype:\"), Proxmark3 hf felica dump JSON (\"systems\" with \"nodes\") nor a Metrodroid export (\"felica\" in JSON, <card> in XML)")
         }
     }
 
@@ -103,6 +108,7 @@ extension CardImage {
         case .flipper: try FlipperNFC.text(self)
         case .metrodroid: MetrodroidJSON.text(self, now: now)
         case .proxmark: throw FeliCaError(.unsupported, "writing Proxmark3 dumps is not supported (flipper and metrodroid are)")
+        case .metrodroidXML: throw FeliCaError(.unsupported, "writing Metrodroid's older XML is not supported (its JSON, metrodroid, is)")
         }
     }
 

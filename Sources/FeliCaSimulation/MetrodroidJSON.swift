@@ -55,7 +55,7 @@ enum MetrodroidJSON {
             if let so = o["services"] {
                 guard let sl = so.objectValue else { throw fail("\(path).services", "expected an object keyed by service code, found \(so.typeName)") }
                 for s in sl {
-                    services.append(try service(s.key, s.value, "\(path).services.\(s.key)", into: &image))
+                    if let service = try service(s.key, s.value, "\(path).services.\(s.key)", into: &image) { services.append(service) }
                 }
             }
             // A FeliCa Lite answers 88B4 and 12FC (NDEF) with one IDm, from one memory:
@@ -75,10 +75,18 @@ enum MetrodroidJSON {
         return image
     }
 
-    static func service(_ key: String, _ v: JSONValue, _ path: String, into image: inout CardImage) throws(FeliCaError) -> CardImage.Service {
+    /// The service `key` (decimal) of an export, nil when the code is an area's in FeliCa's
+    /// node layout (attribute 0 or 1): Metrodroid's own test exports list "service" 1, which
+    /// no card answers as a service; it is left out with a note saying how many blocks it had.
+    static func service(_ key: String, _ v: JSONValue, _ path: String, into image: inout CardImage) throws(FeliCaError) -> CardImage.Service? {
         let code = ServiceCode(try decimalCode(key, path))
-        guard code.isService, code != .none else { throw fail(path, "\(code) is not a service code") }
+        guard code != .none else { throw fail(path, "\(code) is not a service code") }
         guard let o = v.objectValue else { throw fail(path, "expected an object, found \(v.typeName)") }
+        if !code.isService {
+            let blocks = o["blocksMap"]?.objectValue.map { Array($0).count } ?? o["blocks"]?.arrayValue?.count ?? 0
+            image.note("\(path): \(code) is an area code in FeliCa's node layout, not a service; left out with its \(blocks) block\(blocks == 1 ? "" : "s")")
+            return nil
+        }
         var numbered: [Int: [UInt8]] = [:]
         if let map = o["blocksMap"] {
             guard let mo = map.objectValue else { throw fail("\(path).blocksMap", "expected an object keyed by block number") }
@@ -159,7 +167,7 @@ enum MetrodroidJSON {
                     guard data.count == 16 else { throw fail("\(vp).blocks[\(n)].data", "expected 16 bytes, found \(data.count)") }
                     blocks.append(String(b["address"]?.intValue ?? n), .object(["data": .string(Hex.encode(data))]))
                 }
-                services.append(try service(String(c), .object(["blocksMap": .object(blocks)]), vp, into: &image))
+                if let service = try service(String(c), .object(["blocksMap": .object(blocks)]), vp, into: &image) { services.append(service) }
             }
             services.sort { $0.code < $1.code }
             image.systems.append(CardImage.System(code: SystemCode(UInt16(code)), idm: i == 0 ? IDm(rawValue: uint64(idmBytes)) : nil, services: services))

@@ -33,6 +33,17 @@ import Testing
         #expect(t.stdout.contains("[en, UTF-8] Metrodroid\n"), "\(t.stdout)")
     }
 
+    /// Metrodroid's older XML exports (FelicaXmlImportTest: IDm 0101010101010101, system 3)
+    /// read through `felica poll`, the PMm being the file's base64 `BTFDRUaCt/8=`.
+    @Test(arguments: ["metrodroid/felica-idm.xml", "metrodroid/felica-no-idm.xml"])
+    func metrodroidsXMLExportsReadThroughTheCLI(_ file: String) throws {
+        let r = try run(["poll", "--device", "virtual:" + real(file)])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("IDm      0101010101010101\n"), "\(r.stdout)")
+        #expect(r.stdout.contains("PMm      053143454682b7ff\n"), "\(r.stdout)")
+        #expect(r.stdout.contains("Systems  0003 "), "\(r.stdout)")
+    }
+
     /// The same Suica dump saved on Windows (CRLF) with a byte order mark reads the same.
     @Test func aWindowsSavedDumpReadsTheSame() throws {
         let text = try String(contentsOfFile: real("farebot/Suica.nfc"), encoding: .utf8)

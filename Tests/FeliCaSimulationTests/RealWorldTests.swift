@@ -404,3 +404,70 @@ func aRealDumpWrittenBackAsFlipperReadsTheSame(_ file: String) throws {
     let again = try CardImage(importing: text)
     #expect(again.systems == image.systems)
 }
+
+// MARK: - Metrodroid's older XML exports
+
+/// metrodroid FelicaXmlImportTest: felica-idm.xml (with `<idm>`, as Metrodroid up to 2.9.37
+/// wrote) and felica-no-idm.xml (without, 2.9.38 on) are the card 0101010101010101 with the
+/// one system 3. Its FelicaJsonImportTest's twin files put a "service" 1 there with one
+/// block of 16 zero bytes; 0001 is an area code in FeliCa's node layout (attribute 1), so
+/// the image leaves it out and says so. The PMm is the base64 `BTFDRUaCt/8=`, the scan time
+/// 1 500 000 000 000 ms after 1970, 2017-07-14 02:40:00 UTC.
+@Test(arguments: ["metrodroid/felica-idm.xml", "metrodroid/felica-no-idm.xml"])
+func metrodroidsXMLExportsLoad(_ file: String) throws {
+    let text = try realText(file)
+    #expect(CardImageFormat.detect(text) == .metrodroidXML)
+    let image = try loadReal(file)
+    #expect(image.systems.map(\.code) == [0x0003])
+    #expect(image.idm(ofSystem: 0) == IDm(rawValue: 0x0101_0101_0101_0101))
+    #expect(image.pmm == PMm(rawValue: 0x0531_4345_4682_b7ff))
+    #expect(image.scannedAt == "2017-07-14T02:40:00Z")
+    #expect(image.systems[0].services.isEmpty)
+    let notes = image.extra["notes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+    #expect(notes.count == 1)
+    #expect(notes.first?.contains("0001 is an area code") == true && notes.first?.contains("its 1 block") == true, "\(notes)")
+}
+
+/// The two files differ only in the `<idm>` element and the comment, so they are one card
+/// (the notes name each file's own line).
+@Test func metrodroidsXMLExportsWithAndWithoutIDmAreOneCard() throws {
+    var with = try loadReal("metrodroid/felica-idm.xml")
+    var without = try loadReal("metrodroid/felica-no-idm.xml")
+    #expect(with.extra["notes"]?.arrayValue?.first?.stringValue?.hasPrefix("line 11: ") == true)
+    #expect(without.extra["notes"]?.arrayValue?.first?.stringValue?.hasPrefix("line 10: ") == true)
+    with.extra["notes"] = nil
+    without.extra["notes"] = nil
+    #expect(with == without)
+}
+
+/// Every cut of a real XML export, and each damaged form, is refused naming file and line.
+@Test func everyCutOfARealXMLExportIsRefusedWithALine() throws {
+    let text = try realText("metrodroid/felica-idm.xml")
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+    for n in 1..<(lines.count - 1) {
+        let cut = lines.prefix(n).joined(separator: "\n") + "\n"
+        do {
+            _ = try CardImage(importing: cut)
+            Issue.record("a cut after line \(n) was accepted")
+        } catch {
+            #expect(error.reason.contains("line "), "\(n): \(error.reason)")
+        }
+    }
+    let damaged: [(String, String, String)] = [
+        ("id=\"0101010101010101\"", "id=\"0202020202020202\"", "line 6: <idm> 0101010101010101 and <card id> 0202020202020202 name different cards"),
+        ("type=\"4\"", "type=\"2\"", "line 2: <card type=\"2\">: not a FeliCa card"),
+        ("<system code=\"3\">", "<system code=\"0x3\">", "line 9: <system code=\"0x3\">: not a code in decimal"),
+        ("AAAAAAAAAAAAAAAAAAAAAA==", "AAAAAAAAAAAAAAAAAAAA", "line 13: <block>: expected 16 bytes, found 15"),
+        ("</services>", "</service>", "not valid XML: line 16, column 13: </service> closes <services> (line 10)"),
+    ]
+    for (from, to, message) in damaged {
+        let changed = text.replacing(from, with: to)
+        let file = try CardImageText.temporary(changed, name: "damaged.xml")
+        do {
+            _ = try CardImage.load(path: file)
+            Issue.record("accepted: \(message)")
+        } catch {
+            #expect(error.reason.hasPrefix("card image \(file): " + message), "\(error.reason)")
+        }
+    }
+}
