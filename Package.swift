@@ -98,7 +98,7 @@ let package = Package(
         // `felica-sim`'s commands: the emulators served to the real stacks, over the CLI's parser.
         .target(
             name: "FeliCaSimCommands",
-            dependencies: ["FeliCa", "FeliCaCLI", "FeliCaEmulators", "FeliCaSimulation", "FeliCaReaderCodecs", "FeliCaTransportSupport"],
+            dependencies: ["FeliCa", "FeliCaCLI", "FeliCaDevices", "FeliCaEmulators", "FeliCaSimulation", "FeliCaReaderCodecs", "FeliCaTransportSupport"],
             // The umockdev bridge of `felica-sim rcs380` and `rcs956` (test tooling, run by Debian's python3).
             resources: [.copy("Resources/usb-bridge.py")],
             swiftSettings: strict),
@@ -123,7 +123,7 @@ let package = Package(
         .testTarget(name: "FeliCaReaderCodecsTests", dependencies: ["FeliCa", "FeliCaReaderCodecs"], swiftSettings: strict),
         .testTarget(name: "FeliCaTransportSupportTests", dependencies: ["FeliCaTransportSupport"], swiftSettings: strict),
         .testTarget(name: "FeliCaJSONTests", dependencies: ["FeliCaJSON"], swiftSettings: strict),
-        .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaReaderCodecs", "FeliCaCards", "FeliCaJSON"], swiftSettings: strict),
+        .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaReaderCodecs", "FeliCaCards", "FeliCaJSON", "FeliCaNDEF"], swiftSettings: strict),
         .testTarget(name: "FeliCaLogTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaLog", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         .testTarget(name: "FeliCaNDEFTests", dependencies: ["FeliCa", "FeliCaNDEF", "FeliCaJSON", "FeliCaCards", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaCardsTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),

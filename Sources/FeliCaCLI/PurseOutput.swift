@@ -92,11 +92,11 @@ enum PurseOutput {
         var out: [String] = []
         for p in report.purses {
             if p.balance == nil {
-                let why = p.issues.filter { $0.content == "balance" }.map(\.description)
+                let why = p.issues.filter { $0.content == .balance }.map(\.description)
                 out.append("the \(p.displayName) balance could not be read" + (why.isEmpty ? "" : ": " + why.joined(separator: "; ")))
             }
             guard history, p.profile.hasHistory else { continue }
-            let why = p.issues.filter { $0.content == "history" }.map(\.description)
+            let why = p.historyIssues.map(\.description)
             if p.history == nil || !why.isEmpty {
                 out.append("the \(p.displayName) history could not be read" + (why.isEmpty ? "" : ": " + why.joined(separator: "; ")))
             }
@@ -186,14 +186,14 @@ enum PurseOutput {
                 console.line("  (no transactions)")
                 continue
             }
-            let seconds = p.profile == .edy
-            let dateWidth = seconds ? 19 : 16
+            let shown = p.profile.recordTime
+            let dateWidth = shown == .second ? 19 : 16
             console.line("  " + TextLayout.padRight("DATE", dateWidth) + "  " + TextLayout.padRight("TYPE", 9) + TextLayout.padLeft("AMOUNT", 9) + TextLayout.padLeft("BALANCE", 10)
                          + TextLayout.padLeft("SEQ", 7) + "  DETAILS")
             for e in history {
                 switch e {
                 case .transaction(let t):
-                    console.line("  " + TextLayout.padRight(t.date.display(seconds: seconds), dateWidth) + "  " + TextLayout.padRight(t.kind.rawValue, 9)
+                    console.line("  " + TextLayout.padRight(t.date.display(upTo: shown), dateWidth) + "  " + TextLayout.padRight(t.kind.rawValue, 9)
                                  + TextLayout.padLeft(money(t.amount, p.profile.currency, signed: true), 9) + TextLayout.padLeft(money(t.balance, p.profile.currency), 10)
                                  + TextLayout.padLeft(String(t.sequence), 7) + "  " + details(t))
                 case .malformed(let slot, let error, let raw):
@@ -204,24 +204,8 @@ enum PurseOutput {
         }
     }
 
-    /// What happened where: console and process for transit, the type name otherwise.
-    static func details(_ t: Transaction) -> String {
-        guard let x = t.transit else {
-            return t.type.description + (t.terminal.map { $0.isEmpty ? "" : " at \($0)" } ?? "")
-        }
-        var s = x.summary
-        if let stop = x.busStop {
-            s += ": " + stop
-        } else {
-            switch (x.entry, x.exit) {
-            case (let a?, let b?): s += ": \(a) → \(b)"
-            case (let a?, nil): s += ": \(a)"
-            case (nil, let b?): s += ": → \(b)"
-            case (nil, nil): break
-            }
-        }
-        return s
-    }
+    /// What happened where (``Transaction/details``).
+    static func details(_ t: Transaction) -> String { t.details }
 
     static func gateLines(_ info: TransitInfo, _ console: Console) {
         if let log = info.gateLog, !log.isEmpty {
@@ -329,7 +313,7 @@ enum PurseOutput {
     static func issue(_ i: ServiceIssue) -> JSONValue {
         var o = JSONObject()
         o.append("service", .string(i.service.hex))
-        o.append("content", .string(i.content))
+        o.append("content", .string(i.content.rawValue))
         switch i.problem {
         case .needsKey(let kv):
             o.append("problem", "needs-key")

@@ -8,8 +8,22 @@ public struct CardDate: Hashable, Sendable, Comparable, CustomStringConvertible 
     public let month: Int
     /// 1-31, valid for the month.
     public let day: Int
-    /// Time of day when the card stores one.
+    /// Time of day when the card stores one (seconds 0 when it stores minutes only).
     public let time: (hour: Int, minute: Int, second: Int)?
+    /// What the card stored: the day only, a time to the minute, or to the second.
+    public let precision: Precision
+
+    /// How finely a card records a moment.
+    public enum Precision: Int, Hashable, Sendable, Comparable {
+        /// The day only (transit IC history).
+        case day
+        /// Hours and minutes (gate log, nanaco, WAON).
+        case minute
+        /// Hours, minutes and seconds (Edy, University Co-op).
+        case second
+
+        public static func < (a: Precision, b: Precision) -> Bool { a.rawValue < b.rawValue }
+    }
 
     /// Validates every field; `what` names the field in the error.
     public init(year: Int, month: Int, day: Int, hour: Int? = nil, minute: Int? = nil, second: Int? = nil, _ what: String = "date") throws(CardDataError) {
@@ -26,8 +40,10 @@ public struct CardDate: Hashable, Sendable, Comparable, CustomStringConvertible 
             guard (0...59).contains(m) else { throw CardDataError(.invalidDate, "\(what): minute \(m) is outside 0-59") }
             guard (0...59).contains(s) else { throw CardDataError(.invalidDate, "\(what): second \(s) is outside 0-59") }
             time = (hour, m, s)
+            precision = second == nil ? .minute : .second
         } else {
             time = nil
+            precision = .day
         }
         self.year = year
         self.month = month
@@ -56,9 +72,24 @@ public struct CardDate: Hashable, Sendable, Comparable, CustomStringConvertible 
 
     /// `YYYY-MM-DD HH:MM[:SS]` for tables (seconds only when `seconds`).
     public func display(seconds: Bool) -> String {
-        let date = "\(pad4(year))-\(pad2(month))-\(pad2(day))"
-        guard let t = time else { return date }
-        return date + " \(pad2(t.hour)):\(pad2(t.minute))" + (seconds ? ":\(pad2(t.second))" : "")
+        display(upTo: seconds ? .second : .minute)
+    }
+
+    /// `YYYY-MM-DD`, then the time the card stored, to `finest` at most:
+    /// `YYYY-MM-DD HH:MM` or `YYYY-MM-DD HH:MM:SS`.
+    public func display(upTo finest: Precision) -> String {
+        timeOfDay(upTo: finest).map { isoDate + " " + $0 } ?? isoDate
+    }
+
+    /// `YYYY-MM-DD`.
+    public var isoDate: String { "\(pad4(year))-\(pad2(month))-\(pad2(day))" }
+
+    /// `HH:MM` or `HH:MM:SS`: the time the card stored, to `finest` at most; nil when the
+    /// card stored none (or `finest` is `.day`).
+    public func timeOfDay(upTo finest: Precision = .second) -> String? {
+        let shown = min(finest, precision)
+        guard let t = time, shown > .day else { return nil }
+        return "\(pad2(t.hour)):\(pad2(t.minute))" + (shown == .second ? ":\(pad2(t.second))" : "")
     }
 
     public var description: String { iso }

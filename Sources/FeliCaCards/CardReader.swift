@@ -70,7 +70,8 @@ public struct CardReader: Sendable {
 
     /// How much to read.
     public var depth: Depth
-    /// Names for transit stations; nil prints codes.
+    /// Names for transit stations: the bundled table (``StationTable/bundled``) unless told
+    /// otherwise; nil (asked for explicitly) leaves stations as codes.
     public var stations: StationTable?
     /// The day of the reading, which decides Octopus's balance offset: today unless the card
     /// is a dump that says when it was made.
@@ -93,7 +94,9 @@ public struct CardReader: Sendable {
     /// with ``expectedBlocks``): a history reading does, a balance reading does not.
     public var usesFastestBitRate = true
 
-    public init(depth: Depth, stations: StationTable? = nil) {
+    /// A reader at `depth`; `stations` names transit stations (the bundled table by
+    /// default, `nil` for codes only).
+    public init(depth: Depth, stations: StationTable? = .bundled) {
         self.depth = depth
         self.stations = stations
     }

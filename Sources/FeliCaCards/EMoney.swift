@@ -46,7 +46,7 @@ func assembleHistory<R>(_ slots: [(slot: Int, raw: [UInt8], result: Result<R, Ca
 
 /// A purse whose balance block failed to decode keeps the error as an issue.
 func balanceIssue(_ service: ServiceCode, _ e: CardDataError) -> ServiceIssue {
-    ServiceIssue(service: service, content: "balance", problem: .unreadable(e.reason))
+    ServiceIssue(service: service, content: .balance, problem: .unreadable(e.reason))
 }
 
 // MARK: - Edy
@@ -66,9 +66,9 @@ public enum Edy {
     public static let layout = PurseLayout(
         profile: .edy, placement: .commonArea, presence: balanceService,
         services: [
-            ServiceRead(numberService, "number", balance: 1, history: 1),
-            ServiceRead(balanceService, "balance", balance: 1, history: 1),
-            ServiceRead(historyService, "history", balance: 0, history: historyBlocks),
+            ServiceRead(numberService, .number, balance: 1, history: 1),
+            ServiceRead(balanceService, .balance, balance: 1, history: 1),
+            ServiceRead(historyService, .history, balance: 0, history: historyBlocks),
         ]
     ) { b, c in
         purse(system: c.system, number: b.first(numberService), balance: b.first(balanceService), history: b[historyService])
@@ -161,7 +161,7 @@ public enum Edy {
         var p = Purse(profile: .edy, system: system)
         if let number {
             do throws(CardDataError) { p.number = groupedHex(try Block(number, "Edy number (0x110B)").bytes[2..<10], separator: " ") } catch {
-                p.issues.append(ServiceIssue(service: numberService, content: "number", problem: .unreadable(error.reason)))
+                p.issues.append(ServiceIssue(service: numberService, content: .number, problem: .unreadable(error.reason)))
             }
         }
         if let balance {
@@ -205,10 +205,10 @@ public enum Nanaco {
     public static let layout = PurseLayout(
         profile: .nanaco, placement: .commonArea, presence: balanceService,
         services: [
-            ServiceRead(numberService, "number", balance: 1, history: 1),
-            ServiceRead(balanceService, "balance", balance: 1, history: 1),
-            ServiceRead(pointsService, "points", balance: pointsBlocks, history: pointsBlocks),
-            ServiceRead(historyService, "history", balance: 0, history: historyBlocks),
+            ServiceRead(numberService, .number, balance: 1, history: 1),
+            ServiceRead(balanceService, .balance, balance: 1, history: 1),
+            ServiceRead(pointsService, .points, balance: pointsBlocks, history: pointsBlocks),
+            ServiceRead(historyService, .history, balance: 0, history: historyBlocks),
         ]
     ) { b, c in
         purse(system: c.system, number: b.first(numberService), balance: b.first(balanceService), points: b[pointsService],
@@ -331,7 +331,7 @@ public enum Nanaco {
         var p = Purse(profile: .nanaco, system: system)
         if let number {
             do throws(CardDataError) { p.number = groupedHex(try Block(number, "nanaco number (0x558B)").bytes[0..<8], separator: "-") } catch {
-                p.issues.append(ServiceIssue(service: numberService, content: "number", problem: .unreadable(error.reason)))
+                p.issues.append(ServiceIssue(service: numberService, content: .number, problem: .unreadable(error.reason)))
             }
         }
         if let balance {
@@ -341,7 +341,7 @@ public enum Nanaco {
         }
         if let pointBlocks {
             do throws(CardDataError) { p.points = try points(pointBlocks) } catch {
-                p.issues.append(ServiceIssue(service: pointsService, content: "points", problem: .unreadable(error.reason)))
+                p.issues.append(ServiceIssue(service: pointsService, content: .points, problem: .unreadable(error.reason)))
             }
         }
         if let history {

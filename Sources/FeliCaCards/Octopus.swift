@@ -27,7 +27,7 @@ public enum Octopus {
     /// What ``CardReader`` reads for Octopus, and how it decodes.
     public static let octopusLayout = PurseLayout(
         profile: .octopus, placement: .ownSystem([octopusSystem]), presence: octopusBalanceService,
-        services: [ServiceRead(octopusBalanceService, "balance", balance: 1, history: 1)]
+        services: [ServiceRead(octopusBalanceService, .balance, balance: 1, history: 1)]
     ) { b, c in
         purse(.octopus, system: c.system, block: b.first(octopusBalanceService), readOn: c.readingDate)
     }
@@ -35,7 +35,7 @@ public enum Octopus {
     /// What ``CardReader`` reads for Shenzhen Tong, and how it decodes.
     public static let shenzhenTongLayout = PurseLayout(
         profile: .shenzhenTong, placement: .ownSystem([shenzhenTongSystem]), presence: shenzhenTongBalanceService,
-        services: [ServiceRead(shenzhenTongBalanceService, "balance", balance: 1, history: 1)]
+        services: [ServiceRead(shenzhenTongBalanceService, .balance, balance: 1, history: 1)]
     ) { b, c in
         purse(.shenzhenTong, system: c.system, block: b.first(shenzhenTongBalanceService), readOn: c.readingDate)
     }

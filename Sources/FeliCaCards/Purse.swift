@@ -32,6 +32,27 @@ public enum PurseProfile: String, Hashable, Sendable, CaseIterable {
 
     /// Whether the card keeps a transaction history readable without a key.
     public var hasHistory: Bool { self != .octopus && self != .shenzhenTong }
+
+    /// The finest its history's times are shown and kept (the table, the CSV, the history
+    /// database), each record's own ``CardDate/precision`` permitting: Edy to the second,
+    /// the others to the minute (a transit record keeps the day only, a sale its minute).
+    /// University Co-op records store seconds too but are shown and kept to the minute, as
+    /// databases already hold them.
+    public var recordTime: CardDate.Precision {
+        switch self {
+        case .edy: .second
+        case .octopus, .shenzhenTong: .day
+        case .transitIC, .nanaco, .waon, .univCoop: .minute
+        }
+    }
+
+    /// Whether its history's times are shown and kept to the second.
+    public var keepsSeconds: Bool { recordTime == .second }
+
+    /// Sequence numbers of its records wrap at this value: transit and nanaco/WAON cards
+    /// count in 16 bits (a transit record has 24 bits for it, whose top byte stays 0), Edy
+    /// in 24.
+    public var sequenceModulus: Int { self == .edy ? 1 << 24 : 1 << 16 }
 }
 
 /// A currency as ISO 4217 names it; every money field is a count of its minor unit (yen for
@@ -193,12 +214,12 @@ public struct ServiceIssue: Error, Hashable, Sendable, CustomStringConvertible {
     }
     /// The readable-without-key service code the profile wanted.
     public var service: ServiceCode
-    /// What the service holds (`history`, `balance`).
-    public var content: String
+    /// What the service holds.
+    public var content: ServiceContent
     /// What went wrong.
     public var problem: Problem
 
-    public init(service: ServiceCode, content: String, problem: Problem) {
+    public init(service: ServiceCode, content: ServiceContent, problem: Problem) {
         self.service = service; self.content = content; self.problem = problem
     }
 
@@ -292,6 +313,31 @@ public struct Purse: Hashable, Sendable {
 
     /// Decoded transactions only, newest first.
     public var transactions: [Transaction] { history?.compactMap(\.transaction) ?? [] }
+
+    /// The issues of its history service (needs a key, absent, unreadable).
+    public var historyIssues: [ServiceIssue] { issues.filter { $0.content == .history } }
+}
+
+extension Transaction {
+    /// What happened, in words: console and process for transit (`ticket gate, fare`),
+    /// the type name otherwise, with the terminal where the card stores one.
+    public var summary: String {
+        if let x = transit { return x.summary }
+        return type.description + (terminal.map { $0.isEmpty ? "" : " at \($0)" } ?? "")
+    }
+
+    /// ``summary`` and where: `ticket gate, fare: A → B`, a bus record's operator and stop.
+    /// The DETAILS column of the history table.
+    public var details: String {
+        guard let x = transit else { return summary }
+        if let stop = x.busStop { return summary + ": " + stop }
+        switch (x.entry, x.exit) {
+        case (let a?, let b?): return summary + ": \(a) → \(b)"
+        case (let a?, nil): return summary + ": \(a)"
+        case (nil, let b?): return summary + ": → \(b)"
+        case (nil, nil): return summary
+        }
+    }
 }
 
 extension TransitDetails {

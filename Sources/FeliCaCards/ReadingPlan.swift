@@ -1,12 +1,31 @@
 import FeliCa
 
+/// What a service of a purse layout holds: the word issues and the JSON `content` name it by.
+public enum ServiceContent: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+    case balance
+    case history
+    /// The card number (Edy, nanaco, WAON).
+    case number
+    /// Loyalty points (nanaco, WAON).
+    case points
+    /// The University Co-op member number.
+    case memberNumber = "member number"
+    /// The transit gate log.
+    case gateLog = "gate log"
+    /// The transit card's pending entry.
+    case pendingEntry = "pending entry"
+
+    /// The word as issues print it (`gate log`).
+    public var description: String { rawValue }
+}
+
 /// One service a purse layout reads: what it holds, and how many of its blocks are read
 /// at each depth.
 public struct ServiceRead: Hashable, Sendable {
     /// The service, readable without a key.
     public var service: ServiceCode
-    /// What it holds, as issues name it (`balance`, `history`).
-    public var content: String
+    /// What it holds.
+    public var content: ServiceContent
     /// Blocks read for `felica balance` (0 = not read at that depth).
     public var balanceBlocks: Int
     /// Blocks read for `felica history`.
@@ -15,7 +34,7 @@ public struct ServiceRead: Hashable, Sendable {
     /// transit gate log and pending entry, which some regional cards do not carry).
     public var optional: Bool
 
-    public init(_ service: ServiceCode, _ content: String, balance: Int, history: Int, optional: Bool = false) {
+    public init(_ service: ServiceCode, _ content: ServiceContent, balance: Int, history: Int, optional: Bool = false) {
         self.service = service; self.content = content
         self.balanceBlocks = balance; self.historyBlocks = history; self.optional = optional
     }

@@ -26,10 +26,10 @@ public enum TransitIC {
     public static let layout = PurseLayout(
         profile: .transitIC, placement: .ownSystem(systemCodes), presence: attributeService,
         services: [
-            ServiceRead(attributeService, "balance", balance: 1, history: 1),
-            ServiceRead(historyService, "history", balance: 1, history: historyBlocks),
-            ServiceRead(gateLogService, "gate log", balance: 0, history: gateLogBlocks, optional: true),
-            ServiceRead(pendingEntryService, "pending entry", balance: 0, history: pendingEntryBlocks, optional: true),
+            ServiceRead(attributeService, .balance, balance: 1, history: 1),
+            ServiceRead(historyService, .history, balance: 1, history: historyBlocks),
+            ServiceRead(gateLogService, .gateLog, balance: 0, history: gateLogBlocks, optional: true),
+            ServiceRead(pendingEntryService, .pendingEntry, balance: 0, history: pendingEntryBlocks, optional: true),
         ]
     ) { b, c in
         purse(system: c.system, attributes: b.first(attributeService), history: b[historyService], gateLog: b[gateLogService],
@@ -406,7 +406,7 @@ public enum TransitIC {
                 purse.balance = a.balance
                 purse.transit = TransitInfo(cardType: a.cardType, region: a.region, transactionCounter: a.transactionCounter)
             } catch {
-                purse.issues.append(ServiceIssue(service: attributeService, content: "balance", problem: .unreadable(error.reason)))
+                purse.issues.append(ServiceIssue(service: attributeService, content: .balance, problem: .unreadable(error.reason)))
             }
         }
         if let history {
@@ -431,7 +431,7 @@ public enum TransitIC {
                 if purse.transit == nil { purse.transit = TransitInfo(cardType: 0, region: 0, transactionCounter: 0) }
                 purse.transit?.pendingEntry = p
             } catch {
-                purse.issues.append(ServiceIssue(service: pendingEntryService, content: "pending entry", problem: .unreadable(error.reason)))
+                purse.issues.append(ServiceIssue(service: pendingEntryService, content: .pendingEntry, problem: .unreadable(error.reason)))
             }
         }
         return purse

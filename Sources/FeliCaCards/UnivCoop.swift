@@ -23,9 +23,9 @@ public enum UnivCoop {
     public static let layout = PurseLayout(
         profile: .univCoop, placement: .commonArea, presence: balanceService,
         services: [
-            ServiceRead(memberService, "member number", balance: 1, history: 1),
-            ServiceRead(balanceService, "balance", balance: 1, history: 1),
-            ServiceRead(historyService, "history", balance: 0, history: historyBlocks),
+            ServiceRead(memberService, .memberNumber, balance: 1, history: 1),
+            ServiceRead(balanceService, .balance, balance: 1, history: 1),
+            ServiceRead(historyService, .history, balance: 0, history: historyBlocks),
         ]
     ) { b, c in
         purse(system: c.system, member: b.first(memberService), balance: b.first(balanceService), history: b[historyService])
@@ -135,7 +135,7 @@ public enum UnivCoop {
                 let digits = String(n)
                 p.number = String(repeating: "0", count: 12 - digits.count) + digits
             } catch {
-                p.issues.append(ServiceIssue(service: memberService, content: "member number", problem: .unreadable(error.reason)))
+                p.issues.append(ServiceIssue(service: memberService, content: .memberNumber, problem: .unreadable(error.reason)))
             }
         }
         if let balance {

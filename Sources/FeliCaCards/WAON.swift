@@ -18,10 +18,10 @@ public enum WAON {
     public static let layout = PurseLayout(
         profile: .waon, placement: .commonArea, presence: balanceService,
         services: [
-            ServiceRead(numberService, "number", balance: 1, history: 1),
-            ServiceRead(balanceService, "balance", balance: 1, history: 1),
-            ServiceRead(pointsService, "points", balance: 1, history: 1),
-            ServiceRead(historyService, "history", balance: 0, history: historyBlocks),
+            ServiceRead(numberService, .number, balance: 1, history: 1),
+            ServiceRead(balanceService, .balance, balance: 1, history: 1),
+            ServiceRead(pointsService, .points, balance: 1, history: 1),
+            ServiceRead(historyService, .history, balance: 0, history: historyBlocks),
         ]
     ) { b, c in
         purse(system: c.system, number: b.first(numberService), balance: b.first(balanceService), points: b.first(pointsService),
@@ -183,7 +183,7 @@ public enum WAON {
         var p = Purse(profile: .waon, system: system)
         if let number {
             do throws(CardDataError) { p.number = groupedHex(try Block(number, "WAON number (0x684F)").bytes[0..<8], separator: " ") } catch {
-                p.issues.append(ServiceIssue(service: numberService, content: "number", problem: .unreadable(error.reason)))
+                p.issues.append(ServiceIssue(service: numberService, content: .number, problem: .unreadable(error.reason)))
             }
         }
         if let balance {
@@ -199,7 +199,7 @@ public enum WAON {
         }
         if let pointBlock {
             do throws(CardDataError) { p.points = Int(try Block(pointBlock, "WAON points (0x684B)").uint24BE(0)) } catch {
-                p.issues.append(ServiceIssue(service: pointsService, content: "points", problem: .unreadable(error.reason)))
+                p.issues.append(ServiceIssue(service: pointsService, content: .points, problem: .unreadable(error.reason)))
             }
         }
         if let history {

@@ -380,9 +380,9 @@ public final class HistoryStore {
             var ordinals: [Int?] = Array(repeating: nil, count: purse.records.count)
             if purse.numbered, !purse.records.isEmpty {
                 let kept = try newest.row([.text(reading.card), .text(profile)]) { $0.int(0) } ?? nil
-                ordinals = Self.unwrap(purse.records.map { $0.sequence ?? 0 }, modulus: Reading.sequenceModulus(purse.profile), after: kept)
+                ordinals = Self.unwrap(purse.records.map { $0.sequence ?? 0 }, modulus: purse.profile.sequenceModulus, after: kept)
                 if let kept, let oldest = ordinals.last!, oldest > kept + 1 {
-                    let modulus = Reading.sequenceModulus(purse.profile)
+                    let modulus = purse.profile.sequenceModulus
                     let gap = Gap(card: reading.card, purse: profile, afterSequence: kept % modulus,
                                   beforeSequence: purse.records.last!.sequence ?? 0, missing: oldest - kept - 1)
                     if writing {

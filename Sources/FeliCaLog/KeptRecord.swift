@@ -38,26 +38,16 @@ public struct KeptRecord: Hashable, Sendable {
     /// The record of a decoded transaction; `numbered` false for a purse whose sequence
     /// numbers say nothing (see ``Reading``).
     public init(_ t: Transaction, card: IDm, purse: PurseProfile, numbered: Bool = true) {
-        let d = t.date
-        var time: String? = nil
-        if let clock = d.time {
-            time = pad2(clock.hour) + ":" + pad2(clock.minute) + (purse == .edy ? ":" + pad2(clock.second) : "")
-        }
-        var detail = t.type.description
+        let time = t.date.timeOfDay(upTo: purse.recordTime)
         var from: String? = nil, to: String? = nil
-        if let x = t.transit {
-            detail = x.summary
-            if let stop = x.busStop {
-                from = "bus " + stop
-            } else {
-                from = x.entry?.description
-                to = x.exit?.description
-            }
-        } else if let terminal = t.terminal, !terminal.isEmpty {
-            detail += " at \(terminal)"
+        if let stop = t.transit?.busStop {
+            from = "bus " + stop
+        } else {
+            from = t.transit?.entry?.description
+            to = t.transit?.exit?.description
         }
         self.init(card: card.hex, purse: purse.rawValue, sequence: numbered ? t.sequence : nil,
-                  date: "\(d.year)-\(pad2(d.month))-\(pad2(d.day))", time: time, type: t.kind.rawValue, detail: detail,
+                  date: t.date.isoDate, time: time, type: t.kind.rawValue, detail: t.summary,
                   from: from, to: to, amount: t.amount, balance: t.balance)
     }
 
@@ -68,5 +58,3 @@ public struct KeptRecord: Hashable, Sendable {
         [date, time ?? "", type, detail, from ?? "", to ?? "", String(balance)].joined(separator: "|")
     }
 }
-
-func pad2(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }

@@ -47,19 +47,20 @@ public struct Reading: Sendable {
     public init(report: CardReport, device: String?, readAt: String) throws(HistoryError) {
         var purses: [PurseRecords] = []
         for p in report.purses where p.profile.hasHistory {
-            let unreadable = p.issues.filter {
-                if case .unreadable = $0.problem { return $0.content == "history" }
+            let unreadable = p.historyIssues.filter {
+                if case .unreadable = $0.problem { return true }
                 return false
             }
             if let issue = unreadable.first {
                 throw HistoryError(.incompleteReading, "the \(p.profile.displayName) history could not be read (\(issue)); nothing was saved")
             }
             guard let history = p.history else {
-                if p.issues.contains(where: { $0.content == "history" }) { continue }
+                // Needs a key, or absent: there is no history to keep.
+                if !p.historyIssues.isEmpty { continue }
                 throw HistoryError(.incompleteReading, "the \(p.profile.displayName) history was not read; nothing was saved")
             }
             let transactions = history.compactMap(\.transaction)
-            let modulus = Self.sequenceModulus(p.profile)
+            let modulus = p.profile.sequenceModulus
             let numbers = transactions.map { $0.sequence % modulus }
             let numbered = Set(numbers).count == numbers.count
             purses.append(PurseRecords(
@@ -84,9 +85,6 @@ public struct Reading: Sendable {
         r.purse + "|" + (r.sequence.map(String.init) ?? "-") + "|" + r.fingerprint
     }
 
-    /// Sequence numbers wrap at this value: transit and nanaco/WAON cards count in 16 bits
-    /// (a transit record has 24 bits for it, whose top byte stays 0), Edy in 24.
-    public static func sequenceModulus(_ profile: PurseProfile) -> Int {
-        profile == .edy ? 1 << 24 : 1 << 16
-    }
+    /// Sequence numbers wrap at this value (``PurseProfile/sequenceModulus``).
+    public static func sequenceModulus(_ profile: PurseProfile) -> Int { profile.sequenceModulus }
 }

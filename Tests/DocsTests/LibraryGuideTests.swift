@@ -175,6 +175,25 @@ struct LibraryExampleTests {
         #expect(Set(lines).count == 1 && lines.first?.hasSuffix(": 1234") == true, "\(r.stdout)")
     }
 
+    /// A program using only the library names a Suica's stations without asking for a
+    /// table: `CardReader` takes the bundled one unless told otherwise.
+    @Test func namesTheStationsOfASuicaHistoryWithoutAsking() throws {
+        let r = try runFelica(["history", "virtual:suica"], executable: "LibraryExample")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.hasPrefix("Suica\n"), "\(r.stdout)")
+        #expect(r.stdout.contains("ticket gate, fare: 新宿 → 渋谷\n"), "\(r.stdout)")
+        #expect(r.stdout.contains("charging machine, charge: 新宿\n"), "\(r.stdout)")
+    }
+
+    /// The guide's loop that rides through reader loss, over taps of a virtual card (the
+    /// loss itself is exercised on the emulated readers by the `Taps` and watch tests).
+    @Test func ridesOverTwoTapsOfAVirtualCard() throws {
+        let r = try runFelica(["ride", "virtual:suica", "2"], executable: "LibraryExample")
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n")
+        #expect(lines.count == 2 && lines.allSatisfy { $0.hasSuffix(": 1234") }, "\(r.stdout)")
+    }
+
     /// Through the real libnfc against the PN532 emulator, whose card comes and goes.
     @Test func iteratesOverTapsThroughLibnfc() throws {
         let card = try VirtualCard.named("wallet")

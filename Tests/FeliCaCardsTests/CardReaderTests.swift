@@ -95,7 +95,7 @@ func singleProfileCards(card: String, profile: PurseProfile) async throws {
     let p = try #require(report.purses.first)
     #expect(p.balance == 2_480)
     #expect(p.history == nil)
-    #expect(p.issues == [ServiceIssue(service: Edy.historyService, content: "history", problem: .needsKey(keyVersion: 0x0123))])
+    #expect(p.issues == [ServiceIssue(service: Edy.historyService, content: .history, problem: .needsKey(keyVersion: 0x0123))])
 }
 
 /// A transit system whose history is key-protected: the first read fails, Request Service
@@ -350,4 +350,15 @@ func refusalAtEveryPosition(_ position: Int) async throws {
     let report = try await reader.read(CardSession(transport: t))
     #expect(report.systems == [.transit, .common])
     #expect(report.skipped.isEmpty)
+}
+
+/// The bundled station table is the default: a library user gets names without asking, and
+/// opts out with `stations: nil`.
+@Test func stationsAreNamedByDefault() async throws {
+    let named = try await CardReader(depth: .history).read(session(try sample("suica")))
+    let entry = named.purses.first?.transactions.first?.transit?.entry
+    #expect(entry?.name == "新宿")
+    let bare = try await CardReader(depth: .history, stations: nil).read(session(try sample("suica")))
+    let code = bare.purses.first?.transactions.first?.transit?.entry
+    #expect(code?.name == nil && code?.line == entry?.line && code?.station == entry?.station)
 }

@@ -155,7 +155,7 @@ func unwrapPlacesTheOldestNearTheNewestKept(_ sequences: [Int], _ modulus: Int, 
     let session = CardSession(transport: VirtualTransport(card: try VirtualCard.named("wallet"), name: "virtual:wallet"))
     var report = try await CardReader(depth: .history).read(session)
     report.purses[2].history = nil
-    report.purses[2].issues.append(ServiceIssue(service: 0x564F, content: "history", problem: .unreadable("status A1")))
+    report.purses[2].issues.append(ServiceIssue(service: 0x564F, content: .history, problem: .unreadable("status A1")))
     #expect { try Reading(report: report, device: nil, readAt: "x") } throws: { ($0 as? HistoryError)?.code == .incompleteReading }
     report.purses[2].issues = []
     #expect { try Reading(report: report, device: nil, readAt: "x") } throws: { ($0 as? HistoryError)?.code == .incompleteReading }

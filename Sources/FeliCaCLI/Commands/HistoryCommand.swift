@@ -64,7 +64,7 @@ struct HistoryCommand: CLICommand {
     static func csvRows(_ report: CardReport, into out: inout ExpenseCSV) throws {
         var records: [(date: String, purse: Int, position: Int, record: KeptRecord)] = []
         for (k, p) in report.purses.enumerated() {
-            let why = p.issues.filter { $0.content == "history" }.map(\.description)
+            let why = p.historyIssues.map(\.description)
             // A card that keeps no history (Octopus) lacks nothing: a note says so, not a row.
             if p.profile.hasHistory && (p.history == nil || !why.isEmpty) {
                 try out.addMissing(type: "unreadable", card: report.idm.hex, purse: p.profile.rawValue,
