@@ -60,8 +60,11 @@ enum ManualPage {
             string, an empty path, an argument that is not UTF-8, an output that is also an input); 69 no reader or \
             no card; 130 interrupted (Ctrl-C; SIGTERM: 143), by the signal, for every command.
             """ : """
-            0 success (an emulator stopped by SIGINT or SIGTERM); 1 failure; 64 usage error (a wrong option or \
-            argument). rcs380 and rcs956 exit with the status of the command they run.
+            0 success (an emulator stopped by SIGINT or SIGTERM, with a "stopped" line on stderr); 1 failure \
+            (a --link path that exists and is not a link an emulator left behind included); 64 usage error (a \
+            wrong option or argument); \
+            69 vpcd: no vpcd to connect to (pcscd with vsmartcard-vpcd is not running). rcs380 and rcs956 exit \
+            with the status of the command they run, and 127 when it is not found ("command not found").
             """)]
         if name == FelicaRoot.configuration.name {
             sections.append(("ENVIRONMENT", """

@@ -49,6 +49,12 @@ enum USBBridge {
         _ command: [String], device: EmulatedUSBDevice, emulator: E, bridgeOptions: [String] = [],
         name: String, console: Console
     ) async throws -> Int32 {
+        // A command that is not there is said as a shell says it (127), before the bridge
+        // starts: the bridge's own 127 means umockdev or python3 is missing.
+        if let program = command.first, ChildProcess.find(program) == nil {
+            console.diag("felica-sim \(name): \(program): command not found")
+            return 127
+        }
         guard let bridge = script() else {
             throw CLIError("felica-sim \(name): the USB bridge script (usb-bridge.py) is missing from the build's resources; rebuild, or set FELICA_USB_BRIDGE to its path", exitCode: ExitCode.unavailable)
         }
@@ -100,6 +106,22 @@ enum USBBridge {
 enum ChildProcess {
     /// Starts `argv` (looked up on PATH) with `fd` as descriptor `target` and the rest of
     /// this process's environment and standard streams.
+    /// Where `program` runs from, as a shell finds it: a name with a slash as it is, else
+    /// the first executable file of that name on `PATH`; nil when there is none.
+    static func find(_ program: String) -> String? {
+        func runnable(_ path: String) -> Bool {
+            var st = stat()
+            return stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFDIR && access(path, X_OK) == 0
+        }
+        if program.contains("/") { return runnable(program) ? program : nil }
+        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
+        for dir in path.split(separator: ":", omittingEmptySubsequences: false) {
+            let candidate = (dir.isEmpty ? "." : String(dir)) + "/" + program
+            if runnable(candidate) { return candidate }
+        }
+        return nil
+    }
+
     static func spawn(_ argv: [String], passing fd: Int32, as target: Int32) throws(CLIError) -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
