@@ -131,9 +131,9 @@ func aPathThatIsNotUTF8IsRefused(_ line: String) throws {
     #expect(octopus.stdout == "Octopus      HK$50.00\n" && octopus.stderr.isEmpty, "\(octopus.stdout)\(octopus.stderr)")
     // history names the brand; the kind goes with it, as balance shows it.
     let history = try run(["history", "--device", "virtual:suica"])
-    #expect(history.stdout.hasPrefix("Suica (Transit IC)  ¥1,234\n"), "\(history.stdout)")
+    #expect(history.stdout.hasPrefix("Suica (Transit IC)     ¥1,234\n"), "\(history.stdout)")
     let issuer = try run(["balance", "--issuer", "--device", "virtual:suica"])
-    #expect(issuer.stdout == "Suica (Transit IC)  ¥1,234\n", "\(issuer.stdout)")
+    #expect(issuer.stdout == "Suica (Transit IC)     ¥1,234\n", "\(issuer.stdout)")
 }
 
 // MARK: - Messages

@@ -19,7 +19,7 @@ func stdoutCarriesNoDiagnostics(_ card: String) throws {
     // A skipped common area of a transit-card IC is the normal case: JSON carries it, text
     // says nothing of it on stdout.
     #expect(!text.contains("not probed"), "\(text)")
-    #expect(json.contains(#""notProbed":[{"system":"fe00""#) == (card != "edy"), "\(json)")
+    #expect(json.contains(#""notProbed":[{"system":"fe00""#) == (card == "suica"), "\(json)")
 }
 
 /// Usage errors exit 64 with the usage line: a libnfc driver that does not exist is one

@@ -39,8 +39,11 @@ db="$tmp/claims.sqlite3"
   || fail "log add into $db"
 "$felica" log show --json --db "$db" >"$tmp/show.json" || fail "log show --json"
 for variant in "" "--excel" "--summary" "--excel --summary"; do
+  # The oldest records of each card have no known amount: a total leaving one out says
+  # incomplete, and --allow-incomplete keeps the exit status 0 for this round trip.
+  allow=""; [[ "$variant" == *--summary* ]] && allow="--allow-incomplete"
   # shellcheck disable=SC2086
-  "$felica" log export --csv $variant --db "$db" >"$tmp/export.csv" || { fail "log export --csv $variant"; continue; }
+  "$felica" log export --csv $variant $allow --db "$db" >"$tmp/export.csv" || { fail "log export --csv $variant"; continue; }
   if python3 - "$tmp/export.csv" "$tmp/show.json" "$variant" <<'EOF'
 import csv, json, sys
 path, shown, variant = sys.argv[1], sys.argv[2], sys.argv[3]
