@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "FeliCa", targets: ["FeliCa"]),
         .library(name: "FeliCaCards", targets: ["FeliCaCards"]),
         .library(name: "FeliCaNDEF", targets: ["FeliCaNDEF"]),
+        .library(name: "FeliCaSecurity", targets: ["FeliCaSecurity"]),
         .library(name: "FeliCaTrace", targets: ["FeliCaTrace"]),
         .library(name: "FeliCaSimulation", targets: ["FeliCaSimulation"]),
         .library(name: "FeliCaEmulators", targets: ["FeliCaEmulators"]),
@@ -50,7 +51,14 @@ let package = Package(
         .target(name: "FeliCaNDEF", dependencies: ["FeliCa", "FeliCaJSON"], swiftSettings: strict),
         .target(name: "FeliCaTrace", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaTransportSupport", "FeliCaCards"], swiftSettings: strict),
         // Cards made of data: card images, the virtual card, the sample cards. Product, not test scaffolding.
-        .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaNDEF", "FeliCaTransportSupport"], swiftSettings: strict),
+        .systemLibrary(
+            name: "CLibCrypto", pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]),
+        // The FeliCa Lite and Lite-S card key: session keys and MACs over 2-key Triple-DES from
+        // OpenSSL's libcrypto (the only importer of CLibCrypto), and the mutual authentication
+        // through a card session.
+        .target(name: "FeliCaSecurity", dependencies: ["FeliCa", "CLibCrypto"], swiftSettings: strict),
+        .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaNDEF", "FeliCaSecurity", "FeliCaTransportSupport"], swiftSettings: strict),
         // Stand-ins for readers: the PN532/RC-S956, RC-S380 and vpcd emulators and the servers that put them
         // on a pseudo-terminal, a umockdev USB bus or vpcd's socket. Only felica-sim and the tests link it.
         .target(name: "FeliCaEmulators", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaSimulation", "FeliCaTransportSupport"], swiftSettings: strict),
@@ -90,7 +98,7 @@ let package = Package(
         .target(
             name: "FeliCaCLI",
             dependencies: [
-                "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaNDEF", "FeliCaTrace", "FeliCaSimulation", "FeliCaDevices",
+                "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaNDEF", "FeliCaSecurity", "FeliCaTrace", "FeliCaSimulation", "FeliCaDevices",
                 "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaTransportSupport", "FeliCaUSB",
                 "FeliCaLog", "FeliCaDiagnosis",
             ],
@@ -123,7 +131,7 @@ let package = Package(
         .testTarget(name: "FeliCaReaderCodecsTests", dependencies: ["FeliCa", "FeliCaReaderCodecs"], swiftSettings: strict),
         .testTarget(name: "FeliCaTransportSupportTests", dependencies: ["FeliCaTransportSupport"], swiftSettings: strict),
         .testTarget(name: "FeliCaJSONTests", dependencies: ["FeliCaJSON"], swiftSettings: strict),
-        .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaReaderCodecs", "FeliCaCards", "FeliCaJSON", "FeliCaNDEF"], swiftSettings: strict),
+        .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaSecurity", "FeliCaEmulators", "FeliCaReaderCodecs", "FeliCaCards", "FeliCaJSON", "FeliCaNDEF"], swiftSettings: strict),
         .testTarget(name: "FeliCaLogTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaLog", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         .testTarget(name: "FeliCaNDEFTests", dependencies: ["FeliCa", "FeliCaNDEF", "FeliCaJSON", "FeliCaCards", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaCardsTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
@@ -145,7 +153,7 @@ let package = Package(
         // The code shown in Docs/library.md, compiled and run (and checked to match the guide).
         .testTarget(
             name: "DocsTests",
-            dependencies: ["TestSupport", "FeliCa", "FeliCaDevices", "FeliCaSimulation", "FeliCaEmulators", "FeliCaCards", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPCSC"],
+            dependencies: ["TestSupport", "FeliCa", "FeliCaDevices", "FeliCaSimulation", "FeliCaEmulators", "FeliCaCards", "FeliCaNDEF", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPCSC"],
             exclude: ["Traces"], swiftSettings: strict),
         .testTarget(
             name: "FeliCaCLITests", dependencies: ["TestSupport", "FeliCaCLI", "FeliCaDiagnosis", "FeliCaSimCommands", "FeliCaDevices", "FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaUSB", "FeliCaJSON"],

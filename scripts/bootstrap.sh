@@ -10,6 +10,7 @@ purpose="${1:-test}"
 build=(
   pkg-config
   libnfc-dev libpcsclite-dev libusb-1.0-0-dev libsqlite3-dev
+  libssl-dev              # libcrypto: the FeliCa Lite-S card key's Triple-DES
   dpkg-dev binutils       # dpkg-shlibdeps, dpkg-deb and strip, for scripts/package.sh
 )
 
