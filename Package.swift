@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "FeliCaUSB", targets: ["FeliCaUSB"]),
         .library(name: "FeliCaJSON", targets: ["FeliCaJSON"]),
         .library(name: "FeliCaLog", targets: ["FeliCaLog"]),
+        .library(name: "FeliCaDelivery", targets: ["FeliCaDelivery"]),
         .library(name: "FeliCaDiagnosis", targets: ["FeliCaDiagnosis"]),
         .library(name: "FeliCaCLI", targets: ["FeliCaCLI"]),
         .library(name: "FeliCaSimCommands", targets: ["FeliCaSimCommands"]),
@@ -89,6 +90,17 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]),
         // History kept across readings: SQLite database, merge by card and sequence, CSV export.
         .target(name: "FeliCaLog", dependencies: ["FeliCa", "FeliCaCards", "FeliCaTransportSupport", "CSQLite"], swiftSettings: strict),
+        .systemLibrary(
+            name: "CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "CMosquitto", pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]),
+        // Readings sent on (watch --post, --mqtt, --exec): a durable on-disk spool delivered
+        // in order, HTTP through libcurl, MQTT through libmosquitto, a command per reading.
+        .target(
+            name: "FeliCaDelivery", dependencies: ["FeliCaJSON", "FeliCaTransportSupport", "CCurl", "CMosquitto"],
+            swiftSettings: strict),
         // What this machine needs to reach a reader: the known reader models, a read-only snapshot of
         // the host (USB devices, kernel modules, daemons, udev rules, permissions) and the verdicts
         // with their fixes. Pure apart from reading files under one root.
@@ -100,7 +112,7 @@ let package = Package(
             dependencies: [
                 "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaNDEF", "FeliCaSecurity", "FeliCaTrace", "FeliCaSimulation", "FeliCaDevices",
                 "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaTransportSupport", "FeliCaUSB",
-                "FeliCaLog", "FeliCaDiagnosis",
+                "FeliCaLog", "FeliCaDiagnosis", "FeliCaDelivery",
             ],
             swiftSettings: strict),
         // `felica-sim`'s commands: the emulators served to the real stacks, over the CLI's parser.
@@ -118,7 +130,7 @@ let package = Package(
             path: "Examples/LibraryExample", swiftSettings: strict),
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaDevices", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC", "FeliCaPN532", "FeliCaReaderCodecs", "FeliCaLog"],
+            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaDevices", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC", "FeliCaPN532", "FeliCaReaderCodecs", "FeliCaLog", "FeliCaDelivery"],
             path: "Benchmarks", swiftSettings: strict),
 
         // What the test suites share: running the built executables, the PN532 emulator with
@@ -133,6 +145,7 @@ let package = Package(
         .testTarget(name: "FeliCaJSONTests", dependencies: ["FeliCaJSON"], swiftSettings: strict),
         .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaSecurity", "FeliCaEmulators", "FeliCaReaderCodecs", "FeliCaCards", "FeliCaJSON", "FeliCaNDEF"], swiftSettings: strict),
         .testTarget(name: "FeliCaLogTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaLog", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
+        .testTarget(name: "FeliCaDeliveryTests", dependencies: ["FeliCaDelivery", "FeliCaJSON"], swiftSettings: strict),
         .testTarget(name: "FeliCaNDEFTests", dependencies: ["FeliCa", "FeliCaNDEF", "FeliCaJSON", "FeliCaCards", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaCardsTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         .testTarget(name: "FeliCaTraceTests", dependencies: ["TestSupport", "FeliCa", "FeliCaTrace", "FeliCaSimulation", "FeliCaEmulators", "FeliCaCards", "FeliCaNDEF"], swiftSettings: strict),

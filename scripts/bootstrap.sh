@@ -10,8 +10,11 @@ purpose="${1:-test}"
 build=(
   pkg-config
   libnfc-dev libpcsclite-dev libusb-1.0-0-dev libsqlite3-dev
+  libcurl4-openssl-dev libmosquitto-dev   # watch --post (libcurl), watch --mqtt (libmosquitto)
   libssl-dev              # libcrypto: the FeliCa Lite-S card key's Triple-DES
   dpkg-dev binutils       # dpkg-shlibdeps, dpkg-deb and strip, for scripts/package.sh
+  debootstrap             # the Debian 13 root with Debian's Swift (scripts/trixie-root.sh)
+  qemu-user-static        # runs the arm64 build (package.sh --target trixie-arm64, its tests)
 )
 
 # The test stages and benchmarks, on top: the real stacks and the stand-ins' plumbing.
@@ -26,6 +29,8 @@ test=(
   man-db groff-base zsh fish
   lintian                 # 95-package checks the Debian packages
   systemd                 # 95-package verifies the kiosk unit with systemd-analyze
+  mosquitto mosquitto-clients   # 73-delivery: a real MQTT broker and subscriber
+  openssl                 # 73-delivery: a self-signed certificate for the HTTPS check
 )
 
 case "$purpose" in

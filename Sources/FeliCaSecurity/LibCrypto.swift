@@ -2,7 +2,7 @@ internal import CLibCrypto
 import FeliCa
 
 /// One small wrapper per libcrypto call: the only place that touches C. Each turns
-/// OpenSSL's 1-for-success convention into a thrown ``FeliCaError`` naming the call.
+/// OpenSSL's 1-for-success convention into a thrown `FeliCaError` naming the call.
 enum LibCrypto {
     /// `EVP_CIPHER_CTX_new`.
     static func newContext() throws(FeliCaError) -> OpaquePointer {

@@ -1,6 +1,6 @@
 import FeliCa
 
-/// The FeliCa Lite-S mutual authentication through a ``CardSession``, and reads checked
+/// The FeliCa Lite-S mutual authentication through a `CardSession`, and reads checked
 /// with MAC_A: what proves a tag holds a card key (a copied IDm proves nothing).
 ///
 /// 1. Internal authentication: a fresh random challenge is written to RC (0x80); the tag

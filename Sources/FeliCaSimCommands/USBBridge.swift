@@ -4,6 +4,7 @@ import FeliCaEmulators
 import FeliCaCLI
 import FeliCaDevices
 import FeliCaSimulation
+import FeliCaTransportSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -30,8 +31,11 @@ struct EmulatedUSBDevice: Sendable {
     /// interface and two bulk endpoints.
     var descriptors: [UInt8] {
         func le(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
-        let device: [UInt8] = [18, 1] + le(0x0200) + [0, 0, 0, 64] + le(vendor) + le(product) + le(release)
-            + [manufacturer == nil ? 0 : 1, productName == nil ? 0 : 2, 0, 1]
+        // In pieces: Swift 6.0's type checker gives up on the whole sum in one expression.
+        let strings: [UInt8] = [manufacturer == nil ? 0 : 1, productName == nil ? 0 : 2, 0, 1]
+        var device: [UInt8] = [18, 1] + le(0x0200) + [0, 0, 0, 64]
+        device += le(vendor) + le(product) + le(release)
+        device += strings
         let configuration: [UInt8] = [9, 2] + le(32) + [1, 1, 0, 0x80, maxPower]
         let interface: [UInt8] = [9, 4, 0, 0, 2, 0xFF, 0xFF, 0xFF, 0]
         let endpoints: [UInt8] = [outEndpoint, inEndpoint].flatMap { (address: UInt8) -> [UInt8] in [7, 5, address, 2] + le(packetSize) + [0] }
@@ -51,7 +55,7 @@ enum USBBridge {
     ) async throws -> Int32 {
         // A command that is not there is said as a shell says it (127), before the bridge
         // starts: the bridge's own 127 means umockdev or python3 is missing.
-        if let program = command.first, ChildProcess.find(program) == nil {
+        if let program = command.first, find(program) == nil {
             console.diag("felica-sim \(name): \(program): command not found")
             return 127
         }
@@ -68,44 +72,26 @@ enum USBBridge {
         argv += bridgeOptions + ["--"] + command
         let pid: pid_t
         do {
-            pid = try ChildProcess.spawn(argv, passing: pair[1], as: 3)
+            pid = try ChildProcess.spawn(argv, redirections: [(pair[1], 3)])
         } catch {
             close(pair[0]); close(pair[1])
-            throw error
+            throw CLIError("cannot start \(argv[0]): \(error.reason)", exitCode: ExitCode.unavailable)
         }
         close(pair[1])
         let server = USBBridgeServer(socket: pair[0], emulator: emulator)
         let serving = Thread { server.serve() }
         serving.name = "felica-sim \(name)"
         serving.start()
-        let status = await ChildProcess.wait(pid)
+        // Waited for on a thread of its own: waitpid blocks.
+        let status = await withCheckedContinuation { (c: CheckedContinuation<Int32, Never>) in
+            Thread.detachNewThread { c.resume(returning: ChildProcess.wait(pid).status) }
+        }
         if status == 127 {
             console.diag("felica-sim \(name): could not start the bridge (needs umockdev-wrapper and /usr/bin/python3 with gi: sudo apt-get install umockdev gir1.2-umockdev-1.0 python3-gi)")
         }
         return status
     }
 
-    /// The bridge script: `$FELICA_USB_BRIDGE`, else the installed copy (see
-    /// ``installedScript(executable:)``), else the copy in the build's resources.
-    static func script() -> String? {
-        if let path = getenv("FELICA_USB_BRIDGE").map({ String(cString: $0) }), !path.isEmpty { return path }
-        if let installed = Bundle.main.executablePath.flatMap(installedScript(executable:)) { return installed }
-        return Bundle.module.path(forResource: "usb-bridge", ofType: "py")
-    }
-
-    /// Where the Debian package puts the bridge for a program installed as
-    /// `<prefix>/bin/felica-sim`: `<prefix>/share/felica-sim/usb-bridge.py`; nil when it is not there.
-    static func installedScript(executable: String) -> String? {
-        let prefix = URL(fileURLWithPath: executable).deletingLastPathComponent().deletingLastPathComponent()
-        let path = prefix.appendingPathComponent("share/felica-sim/usb-bridge.py").path
-        return access(path, R_OK) == 0 ? path : nil
-    }
-}
-
-/// Starting and reaping a child process with one extra descriptor handed down.
-enum ChildProcess {
-    /// Starts `argv` (looked up on PATH) with `fd` as descriptor `target` and the rest of
-    /// this process's environment and standard streams.
     /// Where `program` runs from, as a shell finds it: a name with a slash as it is, else
     /// the first executable file of that name on `PATH`; nil when there is none.
     static func find(_ program: String) -> String? {
@@ -122,30 +108,19 @@ enum ChildProcess {
         return nil
     }
 
-    static func spawn(_ argv: [String], passing fd: Int32, as target: Int32) throws(CLIError) -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, fd, target)
-        var cArgs = argv.map { strdup($0) } + [nil]
-        defer { for p in cArgs { free(p) } }
-        var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, argv[0], &actions, nil, &cArgs, environ)
-        guard rc == 0 else {
-            throw CLIError("cannot start \(argv[0]): \(String(cString: strerror(rc)))", exitCode: ExitCode.unavailable)
-        }
-        return pid
+    /// The bridge script: `$FELICA_USB_BRIDGE`, else the installed copy (see
+    /// ``installedScript(executable:)``), else the copy in the build's resources.
+    static func script() -> String? {
+        if let path = getenv("FELICA_USB_BRIDGE").map({ String(cString: $0) }), !path.isEmpty { return path }
+        if let installed = Bundle.main.executablePath.flatMap(installedScript(executable:)) { return installed }
+        return Bundle.module.path(forResource: "usb-bridge", ofType: "py")
     }
 
-    /// Waits for `pid` on a thread of its own; returns its exit status (128 + signal when killed).
-    static func wait(_ pid: pid_t) async -> Int32 {
-        await withCheckedContinuation { (c: CheckedContinuation<Int32, Never>) in
-            Thread.detachNewThread {
-                var status: Int32 = 0
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-                let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-                c.resume(returning: code)
-            }
-        }
+    /// Where the Debian package puts the bridge for a program installed as
+    /// `<prefix>/bin/felica-sim`: `<prefix>/share/felica-sim/usb-bridge.py`; nil when it is not there.
+    static func installedScript(executable: String) -> String? {
+        let prefix = URL(fileURLWithPath: executable).deletingLastPathComponent().deletingLastPathComponent()
+        let path = prefix.appendingPathComponent("share/felica-sim/usb-bridge.py").path
+        return access(path, R_OK) == 0 ? path : nil
     }
 }

@@ -30,18 +30,21 @@ struct LiteSTests {
         #expect(mac.rcBlock == Self.bytes("07060504 03020100 0f0e0d0c 0b0a0908"))
         #expect(key.ckBlock == Self.bytes("37363534 33323130 66656463 62613938"))
         let id = Self.bytes("01020304 05060708") + [UInt8](repeating: 0, count: 8)
-        #expect(Hex.encode(try mac.mac(id)) == "91aec5b6d9b3b12d")
+        let idMAC = try mac.mac(id)
+        #expect(Hex.encode(idMAC) == "91aec5b6d9b3b12d")
         let state: [UInt8] = [0x01] + [UInt8](repeating: 0, count: 15)
         let block = try mac.writeMACABlock(wcnt: [0x00, 0xFE, 0xFF], block: 0x92, data: state)
         #expect(block == Self.bytes("17c19e3b bdc3e8bd 00feff00 00000000"))
-        #expect(Hex.encode(try mac.mac(state)) == "bd73eb7294a00279")
+        let stateMAC = try mac.mac(state)
+        #expect(Hex.encode(stateMAC) == "bd73eb7294a00279")
     }
 
     /// nfcpy tests/test_tag_tt3_sony.py, TestFelicaLite.test_authenticate: the same key and
     /// RC, an ID block of zeros, MAC cc97f1b97b8bbc79.
     @Test func nfcpyLiteAuthenticateVector() throws {
         let mac = try LiteMAC(key: LiteCardKey(bytes: Array("0123456789abcdef".utf8)), challenge: Array(0..<16).map(UInt8.init))
-        #expect(Hex.encode(try mac.mac([UInt8](repeating: 0, count: 16))) == "cc97f1b97b8bbc79")
+        let zeroMAC = try mac.mac([UInt8](repeating: 0, count: 16))
+        #expect(Hex.encode(zeroMAC) == "cc97f1b97b8bbc79")
     }
 
     static func liteS(key: [UInt8]?) -> (CardSession, VirtualCard) {
@@ -99,6 +102,41 @@ struct LiteSTests {
             try await session.write(service: 0x0009, blocks: [(3, [UInt8](repeating: 0xEE, count: 16))], to: target)
         }
         #expect(card.image.systems[0].services[0].block(3) == before)
-        #expect(try await session.writeConfirmed(service: 0x0009, blocks: [(2, [UInt8](repeating: 0xEE, count: 16))], readingThrough: 0x000B, to: target) == .stored)
+        let outcome = try await session.writeConfirmed(service: 0x0009, blocks: [(2, [UInt8](repeating: 0xEE, count: 16))], readingThrough: 0x000B, to: target)
+        #expect(outcome == .stored)
+    }
+
+    /// MC bytes 8-9: block 4 takes a write only with MAC_A; bytes 6-7: block 5 reads only with
+    /// MAC_A after mutual authentication.
+    @Test func macRequiredBlocks() async throws {
+        var image = SampleCards.liteS
+        image.cardKey = Self.key
+        var mc = FeliCaLite.MemoryConfiguration.block(answersNDEF: true)
+        mc[8] = 0x10  // block 4: write with MAC_A
+        mc[6] = 0x20  // block 5: read with MAC_A
+        image.systems[0].services[0].blocksAt[0x88] = mc
+        let card = VirtualCard(image: image)
+        let session = CardSession(transport: VirtualTransport(card: card, name: "virtual:lite-s"))
+        let target = try await session.detect()
+        let data = [UInt8](repeating: 0x5A, count: 16)
+        await #expect(throws: FeliCaError(.status, "")) {
+            try await session.write(service: 0x0009, blocks: [(4, data)], to: target)
+        }
+        await #expect(throws: FeliCaError(.status, "")) {
+            _ = try await session.read(service: 0x000B, blocks: 5..<6, from: target)
+        }
+        let auth = try await LiteAuthentication.verify(key: LiteCardKey(bytes: Self.key), session: session, target: target)
+        #expect(auth.outcome == .mutual)
+        let wcnt = Array(try await session.read(service: 0x000B, blocks: 0x90..<0x91, from: target)[0].prefix(3))
+        let maca = try auth.mac.writeMACABlock(wcnt: wcnt, block: 4, data: data)
+        try await session.write(service: 0x0009, blocks: [(4, data), (0x91, maca)], to: target)
+        #expect(card.image.systems[0].services[0].block(4) == data)
+        // A MAC_A under a stale write counter is refused.
+        await #expect(throws: FeliCaError(.status, "")) {
+            try await session.write(service: 0x0009, blocks: [(4, data), (0x91, maca)], to: target)
+        }
+        let (blocks, ok) = try await LiteAuthentication.readChecked(blocks: [5], mac: auth.mac, session: session, target: target)
+        #expect(ok)
+        #expect(blocks == [card.image.systems[0].services[0].block(5)!])
     }
 }
