@@ -63,7 +63,7 @@ let package = Package(
         // Stand-ins for readers: the PN532/RC-S956, RC-S380 and vpcd emulators and the servers that put them
         // on a pseudo-terminal, a umockdev USB bus or vpcd's socket. Only felica-sim and the tests link it.
         .target(name: "FeliCaEmulators", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaSimulation", "FeliCaTransportSupport"], swiftSettings: strict),
-        .target(name: "FeliCaScheduling", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaJSON", "FeliCaTransportSupport"], swiftSettings: strict),
+        .target(name: "FeliCaScheduling", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation", "FeliCaJSON", "FeliCaTransportSupport"], swiftSettings: strict),
         .systemLibrary(
             name: "CLibNFC", pkgConfig: "libnfc",
             providers: [.apt(["libnfc-dev"])]),

@@ -65,4 +65,24 @@ func cardBenchmarks() async {
             }
         }
     }
+    // A dump of a card that refuses Search Service Code: the Request Service sweep over
+    // every service code (Docs/cards.md, "Finding services on a card that hides them"), at
+    // the command's 32 nodes a request and on a card that takes only 8.
+    for limit in [32, 8] {
+        var image = SampleCards.okica
+        image.ignores = [.searchServiceCode]
+        image.maxNodesPerRequest = limit == 32 ? nil : limit
+        let card = VirtualCard(image: image)
+        var exchanges = 0
+        do {
+            _ = try await measureAsync("okica dump, Search Service Code refused, card takes \(limit) nodes a Request Service", runs: 1) {
+                let s = CardSession(transport: VirtualTransport(card: card, name: "virtual:okica", timing: .kbps212))
+                blackHole(try await CardImage.read(using: s))
+                exchanges = await s.exchangeCount
+            }
+            print("    \(exchanges) exchanges")
+        } catch {
+            print("    failed: \(error)")
+        }
+    }
 }

@@ -84,6 +84,9 @@ case "$target" in
         -Xswiftc -use-ld=lld -Xswiftc -no-toolchain-stdlib-rpath -Xlinker -rpath -Xlinker "$runtime")
       run=(qemu-aarch64-static -L / -E "LD_LIBRARY_PATH=$(realpath "$arm64_swift$runtime")")
       strip_tool=aarch64-linux-gnu-strip
+      # SwiftPM reads .pc files itself and keeps their -L: the amd64 ones would put
+      # /usr/lib/x86_64-linux-gnu (and its libc.so linker script) into the arm64 link.
+      export PKG_CONFIG_PATH=/usr/lib/aarch64-linux-gnu/pkgconfig
       export DEB_HOST_ARCH=arm64 DEB_HOST_MULTIARCH=aarch64-linux-gnu
     fi
     # dpkg-shlibdeps learns that the runtime's libraries (unversioned sonames, which it

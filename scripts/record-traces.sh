@@ -16,13 +16,13 @@ felica="$FELICA_BIN/felica"
 out=Tests/Traces
 mkdir -p "$out"
 
-cards=(suica edy nanaco waon wallet octopus octopus-shenzhen univ-coop lite-s aime)
+cards=(suica edy nanaco waon wallet octopus octopus-shenzhen univ-coop lite-s aime okica ryuto kmt mrtj fcf ntasu)
 # What each card is read with: the purse cards by their profiles, the Lite-S tags (no
 # purse) by their NDEF message.
 commands_of() {
   case $1 in
     lite-s) echo poll dump ndef ;;
-    aime) echo poll dump ;;
+    aime | ntasu) echo poll dump ;;
     *) echo poll dump balance history ;;
   esac
 }

@@ -35,6 +35,7 @@ amd64=(
 arm64=(
   libc6-dev:arm64 libstdc++-14-dev:arm64 libgcc-14-dev:arm64
   libnfc6:arm64 libpcsclite-dev:arm64 libusb-1.0-0-dev:arm64 libsqlite3-dev:arm64
+  libmosquitto-dev:arm64 libssl-dev:arm64 libcurl4t64:arm64
 )
 
 sudo_cmd=()
@@ -104,8 +105,17 @@ create() {
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "$@" >/tmp/apt.log 2>&1 || { tail -n 30 /tmp/apt.log; exit 1; }
     # libnfc-dev cannot be installed for both architectures (its libusb-dev is not
-    # multi-arch); the headers are the same, and the arm64 link needs only this name.
-    ln -sfn libnfc.so.6 /usr/lib/aarch64-linux-gnu/libnfc.so
+    # multi-arch); the headers are the same, and the arm64 link needs only the .so name.
+    # The same for libcurl4-openssl-dev (its libpsl-dev is not multi-arch either). The
+    # arm64 build reads the arm64 pkg-config files (package.sh sets PKG_CONFIG_PATH):
+    # these two are the amd64 ones with the arm64 library directory.
+    for lib in nfc.so.6 curl.so.4; do
+      ln -sfn "lib$lib" "/usr/lib/aarch64-linux-gnu/lib${lib%.*}"
+    done
+    for pc in libnfc libcurl; do
+      sed "s|x86_64-linux-gnu|aarch64-linux-gnu|g" "/usr/lib/x86_64-linux-gnu/pkgconfig/$pc.pc" \
+        >"/usr/lib/aarch64-linux-gnu/pkgconfig/$pc.pc"
+    done
   ' - "${amd64[@]}" "${arm64[@]}" >&2
   # The arm64 swiftlang and libswiftlang (not installed: they conflict with the amd64 ones),
   # their Swift and clang resource directories unpacked in $base/arm64-swift: what the

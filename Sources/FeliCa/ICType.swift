@@ -15,6 +15,10 @@ public struct ICType: Hashable, Sendable, CustomStringConvertible {
 
     public init(code: UInt8) {
         self.code = code
+        // Names from three public lists that agree except where noted (Docs/protocol.md,
+        // "IC types", cites them): the proxmark3 client's FeliCa IC list, the nfcf-info IC
+        // table and nfcpy's tt3_sony.py. nfcpy names 0x35 RC-SA00/2; the other two give
+        // 0x33 = RC-SA00/2 and 0x35 = RC-SA01/2, which is followed here.
         switch code {
         case 0x00: (family, name) = (.standard, "RC-S830")
         case 0x01: (family, name) = (.standard, "RC-S915")
@@ -27,11 +31,23 @@ public struct ICType: Hashable, Sendable, CustomStringConvertible {
         case 0x20: (family, name) = (.standard, "RC-S962")
         case 0x31: (family, name) = (.standard, "transit card IC (2021-)")
         case 0x32: (family, name) = (.standard, "RC-SA00/1")
-        case 0x35: (family, name) = (.standard, "RC-SA00/2")
+        case 0x33: (family, name) = (.standard, "RC-SA00/2")
+        case 0x34: (family, name) = (.standard, "RC-SA01/1")
+        case 0x35: (family, name) = (.standard, "RC-SA01/2")
         case 0x36: (family, name) = (.standard, "transit card IC (ICOCA)")
+        case 0x3E: (family, name) = (.standard, "RC-SA08/1")
+        case 0x43: (family, name) = (.standard, "RC-SA24/1")
+        case 0x44: (family, name) = (.standard, "RC-SA20/1")
+        case 0x45: (family, name) = (.standard, "RC-SA20/2")
+        case 0x46: (family, name) = (.standard, "RC-SA21/2")
+        case 0x47: (family, name) = (.standard, "RC-SA24/1x1")
+        case 0x48: (family, name) = (.standard, "RC-SA21/2x1")
         case 0x06, 0x07: (family, name) = (.mobile, "mobile FeliCa 1.0")
         case 0x10...0x13: (family, name) = (.mobile, "mobile FeliCa 2.0")
-        case 0x14...0x1F: (family, name) = (.mobile, "mobile FeliCa 3.0")
+        case 0x14, 0x15: (family, name) = (.mobile, "mobile FeliCa 3.0")
+        case 0x16: (family, name) = (.mobile, "mobile FeliCa (Apple Wallet)")
+        case 0x17: (family, name) = (.mobile, "mobile FeliCa 4.0")
+        case 0x18...0x1F: (family, name) = (.mobile, "mobile FeliCa 4.1")
         case 0xE0: (family, name) = (.plug, "FeliCa Plug")
         case 0xE1: (family, name) = (.plug, "FeliCa Link (Plug mode)")
         case 0xF0: (family, name) = (.lite, "FeliCa Lite (RC-S965)")

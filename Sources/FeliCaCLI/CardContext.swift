@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaCards
 import FeliCaJSON
 import FeliCaDevices
 import FeliCaSimulation
@@ -72,7 +73,25 @@ enum CardContext {
 /// JSON renderings shared by commands.
 enum JSONOut {
     static func ic(_ pmm: PMm) -> JSONValue {
-        .object(["code": .string(Hex.encode([pmm.icCode])), "family": .string(pmm.ic.family.rawValue)])
+        .object(["code": .string(Hex.encode([pmm.icCode])), "family": .string(pmm.ic.family.rawValue),
+                 "name": pmm.ic.name.map { .string($0) } ?? .null])
+    }
+
+    /// What the public lists say about a system code (``SystemDirectory``): name, kind,
+    /// region, the lists that name it, and whether `felica` decodes it. A code no list
+    /// names has a null name.
+    static func system(_ code: SystemCode, withCode: Bool = true) -> JSONValue {
+        var o = JSONObject()
+        if withCode { o.append("code", .string(code.hex)) }
+        let entry = SystemDirectory.lookup(code)
+        o.append("name", entry.map { .string($0.name) } ?? .null)
+        if let entry {
+            o.append("kind", .string(entry.kind.rawValue))
+            o.append("region", .string(entry.region))
+            o.append("source", .string(entry.sources.joined(separator: ", ")))
+        }
+        o.append("decoded", .bool(SystemDirectory.isDecoded(code)))
+        return .object(o)
     }
 
     static func print(_ value: JSONValue, _ console: Console) {

@@ -91,7 +91,7 @@ enum PurseOutput {
     static func shortfalls(_ report: CardReport, history: Bool) -> [String] {
         var out: [String] = []
         for p in report.purses {
-            if p.balance == nil {
+            if p.balance == nil && p.profile.hasBalance {
                 let why = p.issues.filter { $0.content == .balance }.map(\.description)
                 out.append("the \(p.displayName) balance could not be read" + (why.isEmpty ? "" : ": " + why.joined(separator: "; ")))
             }
@@ -158,7 +158,7 @@ enum PurseOutput {
 
     static func headline(_ p: Purse) -> String {
         let name = name(p)
-        var line = TextLayout.padRight(name, max(11, name.count + 1)) + TextLayout.padLeft(p.balance.map { money($0, p.profile.currency) } ?? "unreadable", 10)
+        var line = TextLayout.padRight(name, max(11, name.count + 1)) + TextLayout.padLeft(p.balance.map { money($0, p.profile.currency) } ?? (p.profile.hasBalance ? "unreadable" : "ID card"), 10)
         if let n = p.number { line += "  no. \(n)" }
         if let pts = p.points { line += "  \(pts) point\(pts == 1 ? "" : "s")" }
         return line

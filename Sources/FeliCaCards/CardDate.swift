@@ -1,5 +1,6 @@
-/// A date, with or without a time of day, as a card stores it: always Japan time
-/// (UTC+09:00), never converted. Built only through the validating initialiser, so an
+/// A date, with or without a time of day, as a card stores it, in the card's own time zone
+/// (Japan time, UTC+09:00, unless the profile says otherwise: Jakarta cards keep UTC+07:00),
+/// never converted. Built only through the validating initialiser, so an
 /// impossible value (month 13, 31 April, hour 24) never reaches the output.
 public struct CardDate: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// Full year (2026).
@@ -12,6 +13,14 @@ public struct CardDate: Hashable, Sendable, Comparable, CustomStringConvertible 
     public let time: (hour: Int, minute: Int, second: Int)?
     /// What the card stored: the day only, a time to the minute, or to the second.
     public let precision: Precision
+    /// The card's time zone as minutes east of UTC (540, Japan time, unless the profile says
+    /// otherwise).
+    public let utcOffsetMinutes: Int
+
+    /// Japan time, the zone of every Japanese card.
+    public static let japan = 540
+    /// Western Indonesia time (Jakarta), UTC+07:00.
+    public static let jakarta = 420
 
     /// How finely a card records a moment.
     public enum Precision: Int, Hashable, Sendable, Comparable {
@@ -26,7 +35,8 @@ public struct CardDate: Hashable, Sendable, Comparable, CustomStringConvertible 
     }
 
     /// Validates every field; `what` names the field in the error.
-    public init(year: Int, month: Int, day: Int, hour: Int? = nil, minute: Int? = nil, second: Int? = nil, _ what: String = "date") throws(CardDataError) {
+    public init(year: Int, month: Int, day: Int, hour: Int? = nil, minute: Int? = nil, second: Int? = nil,
+                utcOffsetMinutes: Int = CardDate.japan, _ what: String = "date") throws(CardDataError) {
         guard (1...12).contains(month) else {
             throw CardDataError(.invalidDate, "\(what): month \(month) is outside 1-12")
         }
@@ -48,26 +58,36 @@ public struct CardDate: Hashable, Sendable, Comparable, CustomStringConvertible 
         self.year = year
         self.month = month
         self.day = day
+        self.utcOffsetMinutes = utcOffsetMinutes
     }
 
     /// The day `days` after 2000-01-01 (Edy's epoch), optionally with seconds since midnight.
-    public init(daysSince2000 days: Int, secondsOfDay: Int? = nil, _ what: String = "date") throws(CardDataError) {
+    public init(daysSince2000 days: Int, secondsOfDay: Int? = nil, utcOffsetMinutes: Int = CardDate.japan, _ what: String = "date") throws(CardDataError) {
+        guard days >= 0 else { throw CardDataError(.invalidDate, "\(what): \(days) days is before 2000-01-01") }
         let (y, m, d) = CardDate.civil(fromDaysSince2000: days)
         if let s = secondsOfDay {
             guard (0..<86_400).contains(s) else {
                 throw CardDataError(.invalidDate, "\(what): \(s) seconds since midnight is beyond one day")
             }
-            try self.init(year: y, month: m, day: d, hour: s / 3600, minute: s / 60 % 60, second: s % 60, what)
+            try self.init(year: y, month: m, day: d, hour: s / 3600, minute: s / 60 % 60, second: s % 60, utcOffsetMinutes: utcOffsetMinutes, what)
         } else {
-            try self.init(year: y, month: m, day: d, what)
+            try self.init(year: y, month: m, day: d, utcOffsetMinutes: utcOffsetMinutes, what)
         }
     }
 
-    /// `YYYY-MM-DD`, or `YYYY-MM-DDTHH:MM:SS+09:00` when the card stores a time.
+    /// The local time `seconds` after 2000-01-01 00:00 local time, in the zone `utcOffsetMinutes`.
+    public init(localSecondsSince2000 seconds: Int, utcOffsetMinutes: Int, _ what: String = "date") throws(CardDataError) {
+        guard seconds >= 0 else { throw CardDataError(.invalidDate, "\(what): \(seconds) seconds is before 2000-01-01") }
+        try self.init(daysSince2000: seconds / 86_400, secondsOfDay: seconds % 86_400, utcOffsetMinutes: utcOffsetMinutes, what)
+    }
+
+    /// `YYYY-MM-DD`, or `YYYY-MM-DDTHH:MM:SS+09:00` when the card stores a time (the offset
+    /// is the card's zone).
     public var iso: String {
         let date = "\(pad4(year))-\(pad2(month))-\(pad2(day))"
         guard let t = time else { return date }
-        return date + "T\(pad2(t.hour)):\(pad2(t.minute)):\(pad2(t.second))+09:00"
+        let off = abs(utcOffsetMinutes)
+        return date + "T\(pad2(t.hour)):\(pad2(t.minute)):\(pad2(t.second))\(utcOffsetMinutes < 0 ? "-" : "+")\(pad2(off / 60)):\(pad2(off % 60))"
     }
 
     /// `YYYY-MM-DD HH:MM[:SS]` for tables (seconds only when `seconds`).

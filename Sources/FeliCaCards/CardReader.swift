@@ -319,7 +319,8 @@ public struct CardReader: Sendable {
         guard !candidates.isEmpty else { return [] }
         let present: [PurseLayout]
         do {
-            let presence = try await probe(session, target, candidates.map(\.presence))
+            let untwinned = Set(candidates.filter { !$0.keyedTwinMeansPresent }.map(\.presence))
+            let presence = try await probe(session, target, candidates.map(\.presence), withoutTwins: untwinned)
             present = candidates.filter { presence[$0.presence] != nil }
         } catch where error.code == .refused {
             // The reader will not forward Request Service: the reads are the probe, and a
@@ -375,10 +376,14 @@ public struct CardReader: Sendable {
 
     /// One Request Service (32 nodes per exchange) for the services and their twins;
     /// second twins are left out when they would cost another exchange.
-    func probe(_ session: CardSession, _ target: Target, _ services: [ServiceCode]) async throws(FeliCaError) -> Presence {
-        var twins = services.map { Array(Self.keyTwins($0).prefix(1)) }
-        if services.count + services.reduce(0, { $0 + Self.keyTwins($1).count }) <= RequestServiceCommand.maximumNodes {
-            twins = services.map(Self.keyTwins)
+    /// Services in `withoutTwins` are asked about alone: their layouts are not named by a
+    /// key-protected twin (``PurseLayout/keyedTwinMeansPresent``).
+    func probe(_ session: CardSession, _ target: Target, _ services: [ServiceCode],
+               withoutTwins: Set<ServiceCode> = []) async throws(FeliCaError) -> Presence {
+        func all(_ s: ServiceCode) -> [ServiceCode] { withoutTwins.contains(s) ? [] : Self.keyTwins(s) }
+        var twins = services.map { Array(all($0).prefix(1)) }
+        if services.count + services.reduce(0, { $0 + all($1).count }) <= RequestServiceCommand.maximumNodes {
+            twins = services.map(all)
         }
         let nodes = services + twins.flatMap { $0 }
         let versions = try await session.keyVersions(of: nodes, in: target)

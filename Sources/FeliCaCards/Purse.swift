@@ -7,6 +7,9 @@ public enum PurseProfile: String, Hashable, Sendable, CaseIterable {
     case octopus
     case shenzhenTong = "shenzhen-tong"
     case univCoop = "univ-coop"
+    case okica, ryuto, kmt, mrtj
+    case fcf
+
 
     /// How a person calls it.
     public var displayName: String {
@@ -18,6 +21,11 @@ public enum PurseProfile: String, Hashable, Sendable, CaseIterable {
         case .octopus: "Octopus"
         case .shenzhenTong: "Shenzhen Tong"
         case .univCoop: "Univ. Co-op"
+        case .okica: "OKICA"
+        case .ryuto: "Ryuto"
+        case .kmt: "KMT"
+        case .mrtj: "MRT Jakarta"
+        case .fcf: "FCF ID"
         }
     }
 
@@ -26,12 +34,16 @@ public enum PurseProfile: String, Hashable, Sendable, CaseIterable {
         switch self {
         case .octopus: .hkd
         case .shenzhenTong: .cny
+        case .kmt, .mrtj: .idr
         default: .jpy
         }
     }
 
     /// Whether the card keeps a transaction history readable without a key.
-    public var hasHistory: Bool { self != .octopus && self != .shenzhenTong }
+    public var hasHistory: Bool { ![.octopus, .shenzhenTong, .mrtj, .fcf].contains(self) }
+
+    /// Whether the card keeps a balance (an ID card keeps only a number).
+    public var hasBalance: Bool { self != .fcf }
 
     /// The finest its history's times are shown and kept (the table, the CSV, the history
     /// database), each record's own ``CardDate/precision`` permitting: Edy to the second,
@@ -40,9 +52,9 @@ public enum PurseProfile: String, Hashable, Sendable, CaseIterable {
     /// databases already hold them.
     public var recordTime: CardDate.Precision {
         switch self {
-        case .edy: .second
-        case .octopus, .shenzhenTong: .day
-        case .transitIC, .nanaco, .waon, .univCoop: .minute
+        case .edy, .kmt: .second
+        case .octopus, .shenzhenTong, .okica, .mrtj, .fcf: .day
+        case .transitIC, .nanaco, .waon, .univCoop, .ryuto: .minute
         }
     }
 
@@ -51,8 +63,8 @@ public enum PurseProfile: String, Hashable, Sendable, CaseIterable {
 
     /// Sequence numbers of its records wrap at this value: transit and nanaco/WAON cards
     /// count in 16 bits (a transit record has 24 bits for it, whose top byte stays 0), Edy
-    /// in 24.
-    public var sequenceModulus: Int { self == .edy ? 1 << 24 : 1 << 16 }
+    /// and KMT in 24.
+    public var sequenceModulus: Int { self == .edy || self == .kmt ? 1 << 24 : 1 << 16 }
 }
 
 /// A currency as ISO 4217 names it; every money field is a count of its minor unit (yen for
@@ -71,6 +83,8 @@ public struct Currency: Hashable, Sendable {
     public static let hkd = Currency(code: "HKD", minorDigits: 2, symbol: "HK$")
     /// Chinese yuan, counted in fen.
     public static let cny = Currency(code: "CNY", minorDigits: 2, symbol: "CN¥")
+    /// Indonesian rupiah, counted in whole rupiah as the cards keep it.
+    public static let idr = Currency(code: "IDR", minorDigits: 0, symbol: "Rp")
 
     /// `¥1,234`, `HK$50.00`, `-HK$14.40`; `signed` puts `+` before a gain.
     public func format(_ minor: Int, signed: Bool = false) -> String {

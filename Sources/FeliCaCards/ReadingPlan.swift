@@ -14,6 +14,8 @@ public enum ServiceContent: String, Hashable, Sendable, CaseIterable, CustomStri
     case gateLog = "gate log"
     /// The transit card's pending entry.
     case pendingEntry = "pending entry"
+    /// An ID card's number (FCF).
+    case idNumber = "ID number"
 
     /// The word as issues print it (`gate log`).
     public var description: String { rawValue }
@@ -90,11 +92,18 @@ public struct PurseLayout: Sendable {
     public var services: [ServiceRead]
     /// Turns the blocks read into the purse; bad blocks become the purse's issues.
     public var decode: @Sendable (ServiceBlocks, DecodeContext) -> Purse
+    /// Whether a key-protected twin of ``presence`` (same number, attribute asking for a
+    /// key) means the purse is there, only locked. True for the purses; false for a layout
+    /// whose service number other cards use for their own keyed data (FCF's 1A8B: the
+    /// common area of a Suica holds a keyed 1A88), which is named only by the readable
+    /// service itself.
+    public var keyedTwinMeansPresent: Bool
 
     public init(profile: PurseProfile, placement: Placement, presence: ServiceCode, services: [ServiceRead],
+                keyedTwinMeansPresent: Bool = true,
                 decode: @escaping @Sendable (ServiceBlocks, DecodeContext) -> Purse) {
         self.profile = profile; self.placement = placement; self.presence = presence
-        self.services = services; self.decode = decode
+        self.services = services; self.keyedTwinMeansPresent = keyedTwinMeansPresent; self.decode = decode
     }
 
     /// The services read at `depth`, with their block counts.
@@ -103,8 +112,9 @@ public struct PurseLayout: Sendable {
     }
 
     /// Every layout the library decodes, in the order a report lists their purses.
-    public static let all: [PurseLayout] = [TransitIC.layout, Edy.layout, Nanaco.layout, WAON.layout, UnivCoop.layout,
-                                            Octopus.octopusLayout, Octopus.shenzhenTongLayout]
+    public static let all: [PurseLayout] = [TransitIC.layout, Edy.layout, Nanaco.layout, WAON.layout, UnivCoop.layout, FCF.layout,
+                                            Octopus.octopusLayout, Octopus.shenzhenTongLayout,
+                                            OKICA.layout, Ryuto.layout, KMT.layout, KMT.mrtjLayout]
 }
 
 /// Turns what is known about a card into the fewest exchanges: which systems need listing,

@@ -44,6 +44,7 @@ public struct Redactor: Sendable {
         NumberField(system: .common, service: Nanaco.numberService, bytes: 0..<8, name: "nanaco number"),
         NumberField(system: .common, service: WAON.numberService, bytes: 0..<8, name: "WAON number"),
         NumberField(system: .common, service: UnivCoop.memberService, bytes: 0..<6, name: "University Co-op member number"),
+        NumberField(system: .common, service: FCF.idService, bytes: FCF.digitBytes, name: "FCF ID number"),
     ]
 
     // MARK: - Pseudonyms

@@ -36,8 +36,12 @@ extension Population {
             }
             var systems: [SystemCode] = []
             for (k, s) in systemList.enumerated() {
-                guard let text = s.stringValue, let code = SystemCode(hex: text) else {
-                    throw FeliCaError(.badInput, "\(path).systems[\(k)]: \(s.serialized()) is not a 4-digit hex system code (e.g. \"fe00\")")
+                guard let text = s.stringValue else {
+                    throw FeliCaError(.badInput, "\(path).systems[\(k)]: \(s.serialized()) is not a 4-digit hex system code (e.g. \"fe00\") or a system name (\"okica\")")
+                }
+                let code: SystemCode
+                do throws(FeliCaError) { code = try SystemCodeList.code(text, what: "\(path).systems[\(k)]") } catch {
+                    throw FeliCaError(.badInput, error.reason)
                 }
                 guard !code.isWildcard else {
                     throw FeliCaError(.badInput, "\(path).systems[\(k)]: \(code) is a wildcard, not a system a card can hold")

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaCards
 
 /// The cards an app expects, each with its share of the users: what the order of the
 /// app's system codes is optimised for.
@@ -52,16 +53,24 @@ public struct Population: Hashable, Sendable {
 
 /// Parsing of system-code lists as given on the command line (`0003,fe00,0x8B61`).
 public enum SystemCodeList {
-    /// Parses comma- or space-separated codes; wildcards and repeats are refused, since
+    /// One code: 4 hex digits, or a name from ``SystemDirectory`` (`okica`, `kmt`).
+    public static func code(_ item: String, what: String) throws(FeliCaError) -> SystemCode {
+        if let code = SystemCode(hex: item) { return code }
+        switch SystemDirectory.code(named: item) {
+        case .success(let code): return code
+        case .failure(let error): throw FeliCaError(.invalidArgument, "\(what): \(error.reason)")
+        case nil: throw FeliCaError(.invalidArgument, "\(what) \"\(item)\" is neither a 4-digit hex system code (e.g. 0003, fe00) nor a system name `felica` knows (e.g. okica, kmt)")
+        }
+    }
+
+    /// Parses comma- or space-separated codes (hex or names); wildcards and repeats are refused, since
     /// Core NFC takes neither (Apple: "Each system code must be a discrete value").
     public static func parse(_ text: String, what: String = "--codes") throws(FeliCaError) -> [SystemCode] {
         var out: [SystemCode] = []
         let items = text.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
         guard !items.isEmpty else { throw FeliCaError(.invalidArgument, "\(what): no system codes given") }
         for (i, item) in items.enumerated() {
-            guard let code = SystemCode(hex: item) else {
-                throw FeliCaError(.invalidArgument, "\(what): item \(i + 1) \"\(item)\" is not a 4-digit hex system code (e.g. 0003, fe00)")
-            }
+            let code = try SystemCodeList.code(item, what: "\(what): item \(i + 1)")
             guard !code.isWildcard else {
                 throw FeliCaError(.invalidArgument, "\(what): item \(i + 1) \(code) is a wildcard; list discrete system codes")
             }

@@ -30,6 +30,7 @@ extension CardImage {
         o.append("format", .string(Self.formatName))
         if let pmm { o.append("pmm", .string(pmm.hex)) }
         if let maxBlocksPerRead { o.append("maxBlocksPerRead", .int(maxBlocksPerRead)) }
+        if let maxNodesPerRequest { o.append("maxNodesPerRequest", .int(maxNodesPerRequest)) }
         o.append("systems", .array(systems.map { $0.json() }))
         if !ignores.isEmpty {
             o.append("ignores", .array(ignores.sorted { $0.rawValue < $1.rawValue }.map { .string($0.name) }))
@@ -160,6 +161,13 @@ private struct ImageParser {
             }
             systems.append(sys)
         }
+        var maxNodes: Int? = nil
+        if let m = o["maxNodesPerRequest"] {
+            guard let n = m.intValue, (1...RequestServiceCommand.maximumNodes).contains(n) else {
+                throw fail("$.maxNodesPerRequest", "expected a whole number 1-\(RequestServiceCommand.maximumNodes), found \(m.serialized())")
+            }
+            maxNodes = n
+        }
         var ignores: Set<CommandCode> = []
         if let iv = o["ignores"] {
             guard let names = iv.arrayValue else { throw fail("$.ignores", "expected an array of command names, found \(iv.typeName)") }
@@ -192,8 +200,9 @@ private struct ImageParser {
         if let s = try string(o, "cardKey", "$", required: false) {
             cardKey = try hexBytes(s, count: 16, "$.cardKey")
         }
-        return CardImage(pmm: pmm, maxBlocksPerRead: maxBlocks, systems: systems, ignores: ignores, bitRates: bitRates, cardKey: cardKey,
-                         extra: rest(o, known: ["format", "pmm", "maxBlocksPerRead", "systems", "ignores", "bitRates", "cardKey"]))
+        return CardImage(pmm: pmm, maxBlocksPerRead: maxBlocks, maxNodesPerRequest: maxNodes, systems: systems, ignores: ignores, bitRates: bitRates,
+                         cardKey: cardKey,
+                         extra: rest(o, known: ["format", "pmm", "maxBlocksPerRead", "maxNodesPerRequest", "systems", "ignores", "bitRates", "cardKey"]))
     }
 
     mutating func system(_ v: JSONValue, _ path: String) throws(FeliCaError) -> CardImage.System {
@@ -226,7 +235,7 @@ private struct ImageParser {
             services.append(svc)
         }
         return CardImage.System(code: SystemCode(code), idm: idm, pmm: pmm, areas: areas, services: services,
-                                extra: rest(o, known: ["code", "idm", "pmm", "areas", "services"]))
+                                extra: rest(o, known: ["code", "idm", "pmm", "areas", "services", "directory"]))
     }
 
     mutating func service(_ v: JSONValue, _ path: String) throws(FeliCaError) -> CardImage.Service {

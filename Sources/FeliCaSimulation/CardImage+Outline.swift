@@ -19,7 +19,7 @@ extension CardImage {
         }
         for (i, system) in systems.enumerated() {
             let brand = system.code == TransitIssuer.system ? transitIssuer.map { ", \($0)" } ?? "" : ""
-            out += "System \(system.code)" + (system.code.knownName.map { " (\($0)\(brand))" } ?? "") + "  IDm \(idm(ofSystem: i))"
+            out += "System \(system.code)" + (SystemDirectory.displayName(of: system.code).map { " (\($0)\(brand))" } ?? "") + "  IDm \(idm(ofSystem: i))"
             if let p = system.pmm { out += "  PMm \(p)" }
             out += "\n"
             let lite = FeliCaLite.isLite(pmm(ofSystem: i))

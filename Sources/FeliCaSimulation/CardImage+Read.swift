@@ -6,8 +6,8 @@ extension CardImage {
     /// Reads everything a card shows without keys into an image: every system, its areas
     /// and services, key versions and sizes, and the blocks of services readable without a
     /// key. `progress` receives one line per system.
-    public static func read(using session: CardSession, progress: (@Sendable (String) -> Void)? = nil) async throws(FeliCaError) -> CardImage {
-        let (image, error) = await readAllowingPartial(using: session, progress: progress)
+    public static func read(using session: CardSession, discover: Bool = false, progress: (@Sendable (String) -> Void)? = nil) async throws(FeliCaError) -> CardImage {
+        let (image, error) = await readAllowingPartial(using: session, discover: discover, progress: progress)
         if let error { throw error }
         return image!
     }
@@ -15,12 +15,16 @@ extension CardImage {
     /// Like ``read(using:progress:)``, but when the card fails part-way (pulled away, a
     /// reader error) it also returns the systems read completely before the failure, marked
     /// with a `partial` member that says what happened — never passed off as complete.
-    public static func readAllowingPartial(using session: CardSession, progress: (@Sendable (String) -> Void)? = nil) async -> (CardImage?, FeliCaError?) {
+    /// `discover` finds services by a Request Service sweep (``sweepServices(_:_:progress:)``)
+    /// even where the card answers Search Service Code; without it the sweep runs only where
+    /// the card does not.
+    public static func readAllowingPartial(using session: CardSession, discover: Bool = false,
+                                           progress: (@Sendable (String) -> Void)? = nil) async -> (CardImage?, FeliCaError?) {
         var systems: [System] = []
         var listed = 0
         var pmm: PMm? = nil
         do throws(FeliCaError) {
-            let image = try await readSystems(session, progress) { system, count, cardPMm in
+            let image = try await readSystems(session, discover, progress) { system, count, cardPMm in
                 systems.append(system)
                 listed = count
                 pmm = cardPMm
@@ -38,7 +42,7 @@ extension CardImage {
         }
     }
 
-    private static func readSystems(_ session: CardSession, _ progress: (@Sendable (String) -> Void)?,
+    private static func readSystems(_ session: CardSession, _ discover: Bool, _ progress: (@Sendable (String) -> Void)?,
                                     _ done: (System, Int, PMm) -> Void) async throws(FeliCaError) -> CardImage {
         let first = try await session.detect()
         let codes = try await session.systemCodes(of: first)
@@ -64,13 +68,13 @@ extension CardImage {
             } else if FeliCaLite.isLite(target.pmm) {
                 system = try await readLite(code, target, cardPMm: first.pmm, session)
             } else {
-                system = try await readSystem(code, target, cardPMm: first.pmm, session)
+                system = try await readSystem(code, target, cardPMm: first.pmm, session, discover: discover, progress: progress)
             }
             systems.append(system)
             done(system, codes.count, first.pmm)
         }
         if systems.isEmpty {
-            systems.append(try await readSystem(first.systemCode ?? .wildcard, first, cardPMm: first.pmm, session))
+            systems.append(try await readSystem(first.systemCode ?? .wildcard, first, cardPMm: first.pmm, session, discover: discover, progress: progress))
         }
         var image = imageOf(systems, pmm: first.pmm)
         let limit = await session.cardReadLimit(for: first)
@@ -101,16 +105,6 @@ extension CardImage {
             }
             return nil
         }
-    }
-
-    /// The services the known purse layouts use, and their key-protected twins: what is
-    /// looked for when the card does not answer Search Service Code.
-    static var knownServices: [ServiceCode] {
-        var out: [ServiceCode] = []
-        for s in PurseLayout.all.flatMap({ $0.services.map(\.service) }) {
-            for c in [s, ServiceCode(s.rawValue & ~1), ServiceCode(s.rawValue & ~3)] where !out.contains(c) { out.append(c) }
-        }
-        return out
     }
 
     /// Reads a readable service of unknown size block by block, until the card says the
@@ -156,17 +150,24 @@ extension CardImage {
         return System(code: code, idm: target.idm, pmm: target.pmm == cardPMm ? nil : target.pmm, services: [service])
     }
 
-    private static func readSystem(_ code: SystemCode, _ target: Target, cardPMm: PMm, _ session: CardSession) async throws(FeliCaError) -> System {
+    private static func readSystem(_ code: SystemCode, _ target: Target, cardPMm: PMm, _ session: CardSession,
+                                   discover: Bool, progress: (@Sendable (String) -> Void)?) async throws(FeliCaError) -> System {
         var notes: [String] = []
         var nodes: [Node]
-        if let found = try await optional(session, target, { () throws(FeliCaError) in try await session.nodes(of: target) }) {
+        var swept: [ServiceCode: UInt16]? = nil
+        let searched = discover ? nil : try await optional(session, target, { () throws(FeliCaError) in try await session.nodes(of: target) })
+        if let found = searched {
             nodes = found
+        } else if let sweep = try await sweepServices(session, target, progress: progress) {
+            nodes = sweep.services.map { .service($0.code) }
+            swept = Dictionary(uniqueKeysWithValues: sweep.services.map { ($0.code, $0.keyVersion) })
+            let why = discover ? "--discover asked for it" : "the card did not answer Search Service Code"
+            var note = "system \(code): \(why), so its services were found by Request Service over all \(sweepCandidates.count) service codes (\(sweep.exchanges) exchanges, \(sweep.batch) codes each at the end); its areas are not listed"
+            if !sweep.refused.isEmpty { note += "; the card answered no Request Service for \(sweep.refused.map(\.description).joined(separator: ", "))" }
+            notes.append(note)
         } else {
-            // Only the services known profiles use can be looked for, by Request Service.
-            let known = knownServices
-            let versions = try await optional(session, target) { () throws(FeliCaError) in try await session.keyVersions(of: known, in: target) }
-            nodes = zip(known, versions ?? known.map { _ in nil }).compactMap { $0.1 == nil ? nil : .service($0.0) }
-            notes.append("system \(code): the card did not answer Search Service Code, so its areas are not listed and only the services known profiles use were looked for")
+            nodes = []
+            notes.append("system \(code): the card answered neither Search Service Code nor Request Service, so its services could not be listed")
         }
         var areas: [Area] = []
         var codes: [ServiceCode] = []
@@ -176,7 +177,12 @@ extension CardImage {
             case .service(let c): codes.append(c)
             }
         }
-        let versions = codes.isEmpty ? [] : try await session.keyVersions(of: codes, in: target)
+        let versions: [UInt16?]
+        if let swept {
+            versions = codes.map { swept[$0] }
+        } else {
+            versions = codes.isEmpty ? [] : try await session.keyVersions(of: codes, in: target)
+        }
         let counted = codes.isEmpty ? [] : try await optional(session, target) { () throws(FeliCaError) in try await session.blockCounts(of: codes, in: target) }
         var data: [[[UInt8]]] = []
         let readable: [Int]

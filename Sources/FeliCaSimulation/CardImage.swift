@@ -13,6 +13,10 @@ public struct CardImage: Hashable, Sendable {
     public var pmm: PMm?
     /// Blocks the card accepts in one read; nil = the IC's known limit, else 15.
     public var maxBlocksPerRead: Int?
+    /// Nodes the card takes in one Request Service (`"maxNodesPerRequest": 8`); nil = the
+    /// command's limit, 32. Asked for more, the virtual card stays silent, as cards with a
+    /// lower limit do.
+    public var maxNodesPerRequest: Int?
     public var systems: [System]
     /// Commands the card never answers (`"ignores": ["request-block-information"]`), as
     /// cards lacking an optional command behave: the virtual card stays silent to them.
@@ -27,11 +31,12 @@ public struct CardImage: Hashable, Sendable {
     /// Members this version does not interpret, kept for the round trip.
     public var extra: JSONObject
 
-    public init(pmm: PMm? = nil, maxBlocksPerRead: Int? = nil, systems: [System], ignores: Set<CommandCode> = [], bitRates: [AirTiming.BitRate]? = nil,
-                cardKey: [UInt8]? = nil, extra: JSONObject = [:]) {
+    public init(pmm: PMm? = nil, maxBlocksPerRead: Int? = nil, maxNodesPerRequest: Int? = nil, systems: [System], ignores: Set<CommandCode> = [],
+                bitRates: [AirTiming.BitRate]? = nil, cardKey: [UInt8]? = nil, extra: JSONObject = [:]) {
         self.cardKey = cardKey
         self.pmm = pmm
         self.maxBlocksPerRead = maxBlocksPerRead
+        self.maxNodesPerRequest = maxNodesPerRequest
         self.systems = systems
         self.ignores = ignores
         self.bitRates = bitRates

@@ -330,7 +330,10 @@ enum FlipperNFC {
             return header(image) + lite(service)
         }
         var out = header(image) + "# Felica Standard specific data\n"
-        let several = image.systems.count > 1
+        // One system goes without a System line, as the Flipper writes it, unless a reader of
+        // the file could not tell the code from the services (a regional card's own system).
+        let guessed = image.systems.count == 1 ? CardImage.systemCode(guessedFrom: image.systems[0].services.map(\.code)) ?? .common : nil
+        let several = image.systems.count > 1 || guessed != image.systems[0].code
         if several { out += "System found: \(image.systems.count)\n" }
         for (k, system) in image.systems.enumerated() {
             if several { out += "System \(Hex.digits(k, count: 2, uppercase: true)): \(system.code)\n" }

@@ -8,7 +8,10 @@ import FeliCaNDEF
 /// Every card carries several records, an empty slot or two, and key-protected services
 /// (a key version and a block count, no data) as real cards do.
 public enum SampleCards {
-    public static let names = purseNames + ["univ-coop", "lite-s", "aime"]
+    public static let names = purseNames + ["univ-coop", "lite-s", "aime"] + regionalNames
+    /// Cards of the regional profiles (and one system the public lists name but no public
+    /// source decodes: NTasu).
+    public static let regionalNames = ["okica", "ryuto", "kmt", "mrtj", "fcf", "ntasu"]
     /// The sample cards with a purse that make up the population `felica order` weighs by
     /// default (the University Co-op card, added later, is left out of it so that its
     /// figures stay comparable).
@@ -26,6 +29,12 @@ public enum SampleCards {
         case "univ-coop": univCoop
         case "lite-s": liteS
         case "aime": aime
+        case "okica": okica
+        case "ryuto": ryuto
+        case "kmt": kmt
+        case "mrtj": mrtj
+        case "fcf": fcf
+        case "ntasu": ntasu
         default: nil
         }
     }
@@ -212,6 +221,112 @@ public enum SampleCards {
                            .init(code: 0x50C8, keyVersion: 0x0100, blockCount: 2),
                        ]),
             ])
+    }
+
+    // MARK: - Regional cards
+
+    /// The PMm of the regional samples: a Standard chip (RC-S962). Which chips these cards
+    /// carry is not published; the profiles do not depend on it.
+    static let regionalPMm = PMm(rawValue: 0x0120_2204_2767_4EFF)
+
+    /// An OKICA card: Yui Rail rides and charges, a bus ride, the record of its issue.
+    public static var okica: CardImage {
+        typealias R = OKICA.HistoryRecord
+        let history: [R] = [
+            R(usage: [0x16, 0x01, 0x00, 0x02], date: day(2026, 11, 28), entry: (0xDC, 0x01), exit: (0xDC, 0x17), balance: 1_630, sequence: 0x0024),
+            R(usage: [0x05, 0x0F, 0x00, 0x0F], date: day(2026, 11, 27), entry: (0x0B, 0x01), exit: (0, 0), balance: 1_900, sequence: 0x0023),
+            R(usage: [0x08, 0x02, 0x00, 0x00], date: day(2026, 11, 27), entry: (0xDC, 0x01), exit: (0, 0), balance: 2_140, sequence: 0x0022),
+            R(usage: [0x16, 0x01, 0x00, 0x02], date: day(2026, 11, 20), entry: (0xDC, 0x0F), exit: (0xDC, 0x1F), balance: 140, sequence: 0x0021),
+            R(usage: [0x08, 0x07, 0x00, 0x00], date: day(2026, 11, 20), entry: (0xDC, 0x0F), exit: (0, 0), balance: 440, sequence: 0x0020),
+        ]
+        return CardImage(pmm: regionalPMm, systems: [
+            system(code: OKICA.system, idm: IDm(rawValue: 0x0114_1301_2345_6789), areas: [CardImage.Area(code: .root, end: 0xFFFE)], services: [
+                .init(code: OKICA.historyService, blocks: padded(history.map { $0.encode() }, to: OKICA.historyBlocks)),
+                .init(code: OKICA.gateLogService, blocks: padded([], to: 3)),
+                .init(code: OKICA.pendingEntryService, blocks: padded([], to: 2)),
+                .init(code: 0x0288, keyVersion: 0x0100, blockCount: 4),
+            ]),
+        ])
+    }
+
+    /// A Ryuto card: bus rides and a charge, boarding and alighting times on each.
+    public static var ryuto: CardImage {
+        typealias R = Ryuto.HistoryRecord
+        let history: [R] = [
+            R(date: day(2026, 11, 27, 18, 42), boarding: (18, 20), boardingStop: 0x0412, alightingStop: 0x0433, type: 0x52, amount: 230, balance: 2_540),
+            R(date: day(2026, 11, 27, 8, 5), boarding: (7, 51), boardingStop: 0x0433, alightingStop: 0x0412, type: 0x52, amount: 230, balance: 2_770),
+            R(date: day(2026, 11, 26, 17, 30), boarding: (17, 30), boardingStop: 0x0412, alightingStop: 0, type: 0x55, amount: 3_000, balance: 3_000),
+        ]
+        return CardImage(pmm: regionalPMm, systems: [
+            system(code: Ryuto.system, idm: IDm(rawValue: 0x0114_1501_AB12_CD34), areas: [CardImage.Area(code: .root, end: 0xFFFE)], services: [
+                .init(code: Ryuto.historyService, blocks: padded(history.map { $0.encode() }, to: Ryuto.historyBlocks)),
+                .init(code: 0x8988, keyVersion: 0x0100, blockCount: 2),
+            ]),
+        ])
+    }
+
+    /// The seconds a KMT record stores for a Jakarta local time from 2019 on.
+    static func kmtTime(_ d: CardDate) -> UInt32 {
+        UInt32(d.daysSince2000 * 86_400 + d.secondsOfDay - 7 * 3600)
+    }
+
+    static func jakarta(_ y: Int, _ m: Int, _ d: Int, _ h: Int, _ min: Int, _ s: Int) -> CardDate {
+        (try? CardDate(year: y, month: m, day: d, hour: h, minute: min, second: s, utcOffsetMinutes: CardDate.jakarta))
+            ?? (try! CardDate(year: 2000, month: 1, day: 1))
+    }
+
+    /// A KMT card: commuter-line rides and top-ups, in rupiah and Jakarta time.
+    public static var kmt: CardImage {
+        typealias R = KMT.HistoryRecord
+        let history: [R] = [
+            R(time: kmtTime(jakarta(2026, 11, 27, 17, 48, 12)), amount: 5_000, gate: 0x0131, process: 1, sequence: 0x000412),
+            R(time: kmtTime(jakarta(2026, 11, 27, 7, 12, 40)), amount: 4_000, gate: 0x0207, process: 1, sequence: 0x000411),
+            R(time: kmtTime(jakarta(2026, 11, 26, 19, 2, 5)), amount: 50_000, gate: 0x0207, process: 0, sequence: 0x000410),
+            R(time: kmtTime(jakarta(2026, 11, 20, 8, 30, 0)), amount: 3_000, gate: 0x0131, process: 1, sequence: 0x00040F),
+        ]
+        // Newest in block 0 here; the decoder orders by sequence number anyway.
+        return CardImage(pmm: regionalPMm, systems: [
+            system(code: KMT.system, idm: IDm(rawValue: 0x0114_2001_5566_7788), areas: [CardImage.Area(code: .root, end: 0xFFFE)], services: [
+                .init(code: KMT.numberService, blocks: [Array("0195123456789012".utf8)]),
+                .init(code: KMT.balanceService, blocks: [KMT.BalanceBlock(balance: 43_500, lastAmount: 5_000, counter: 0x000412).encode()]),
+                .init(code: KMT.historyService, blocks: padded(history.map { $0.encode() }, to: KMT.historyBlocks)),
+                .init(code: 0x1010, keyVersion: 0x0100, blockCount: 1),
+            ]),
+        ])
+    }
+
+    /// An MRT Jakarta card: its balance block, and the service 0x100B whose content no public
+    /// source decodes (left as a plain block here).
+    public static var mrtj: CardImage {
+        CardImage(pmm: regionalPMm, systems: [
+            system(code: KMT.mrtjSystem, idm: IDm(rawValue: 0x0114_2101_99AA_BBCC), areas: [CardImage.Area(code: .root, end: 0xFFFE)], services: [
+                .init(code: 0x100B, blocks: [[0x11, 0x02, 0x03, 0x04, 0x50, 0x60, 0x00, 0x01] + [UInt8](repeating: 0, count: 8)]),
+                .init(code: KMT.mrtjBalanceService, blocks: [KMT.BalanceBlock(balance: 86_000, lastAmount: 14_000, counter: 0x000027).encode()]),
+            ]),
+        ])
+    }
+
+    /// A student card in the FCF format: the ID number in the common area, beside the
+    /// card's key-protected services.
+    public static var fcf: CardImage {
+        CardImage(pmm: PMm(rawValue: 0x0120_2204_2767_4EFF), systems: [
+            system(code: .common, idm: IDm(rawValue: 0x0114_3001_1122_3344), areas: [CardImage.Area(code: .root, end: 0xFFFE)], services: [
+                .init(code: FCF.idService, blocks: [FCF.encode(number: "241057"), zero]),
+                .init(code: 0x1A88, keyVersion: 0x0100, blockCount: 2),
+            ]),
+        ])
+    }
+
+    /// A card carrying the NTasu system (0x93EC) with the two services TRETJapanNFCReader
+    /// names there (0x408B, 0x80CF). No public source decodes them, so their blocks are
+    /// blank here: the card shows what `felica` says of a system it can name but not read.
+    public static var ntasu: CardImage {
+        CardImage(pmm: regionalPMm, systems: [
+            system(code: 0x93EC, idm: IDm(rawValue: 0x0114_4001_0102_0304), areas: [CardImage.Area(code: .root, end: 0xFFFE)], services: [
+                .init(code: 0x408B, blocks: padded([], to: 8)),
+                .init(code: 0x80CF, blocks: padded([], to: 20)),
+            ]),
+        ])
     }
 
     /// A system with its services in code order, the order a card walks them in (so a

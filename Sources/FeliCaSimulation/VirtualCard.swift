@@ -169,6 +169,7 @@ public final class VirtualCard: Sendable {
         case .polling:
             return nil
         case .requestService(let c):
+            if let limit = image.maxNodesPerRequest, c.nodes.count > limit { return nil }
             return RequestServiceResponse(idm: idm, keyVersions: c.nodes.map { keyVersion(of: $0, in: system) }).encode()
         case .requestResponse:
             return RequestResponseResponse(idm: idm, mode: 0).encode()

@@ -495,9 +495,12 @@ func devicesListsReadersSomethingBlocks(_ name: String, _ expected: [[String]]) 
     let env = ["PCSCLITE_CSOCK_NAME": temporaryPath("no-pcscd.comm"), "LIBNFC_AUTO_SCAN": "false"]
     let r = try run(["devices", "--root", tree.path, "--json"], environment: env)
     #expect(r.status == 0)
-    let rows = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: String]] ?? []
-    let real = rows.filter { $0["stack"] != "virtual" }.map { [$0["stack"]!, $0["name"]!, $0["device"]!, $0["state"]!] }
+    // Built-in cards carry their systems too (an array), so rows are read member by member.
+    let rows = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]] ?? []
+    let real = rows.filter { $0["stack"] as? String != "virtual" }.map { row in ["stack", "name", "device", "state"].map { row[$0] as? String ?? "" } }
     #expect(real == expected)
+    let okica = rows.first { $0["device"] as? String == "virtual:okica" }?["systems"] as? [[String: Any]]
+    #expect(okica?.first?["name"] as? String == "OKICA" && okica?.first?["decoded"] as? Bool == true)
     let text = try run(["devices", "--root", tree.path], environment: env)
     for row in expected { #expect(text.stdout.contains(row[3]), "\(text.stdout)") }
     #expect(text.stderr == "no reader found; `felica doctor` explains why. The virtual cards work without hardware.\n")

@@ -22,8 +22,9 @@ import Testing
     }
 
     @Test func eachProfileKeepsItsOwnProperties() {
-        #expect(PurseProfile.edy.keepsSeconds && PurseProfile.edy.sequenceModulus == 1 << 24)
-        for p in PurseProfile.allCases where p != .edy {
+        // Edy and KMT keep seconds and count records in 24 bits (KMT: Metrodroid's KMTTrip.kt reads 3 bytes).
+        for p in [PurseProfile.edy, .kmt] { #expect(p.keepsSeconds && p.sequenceModulus == 1 << 24, "\(p)") }
+        for p in PurseProfile.allCases where p != .edy && p != .kmt {
             #expect(!p.keepsSeconds, "\(p)")
             #expect(p.sequenceModulus == 1 << 16, "\(p)")
         }

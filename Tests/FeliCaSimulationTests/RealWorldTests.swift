@@ -225,7 +225,8 @@ func metrodroidsOctopusWithANullPMmLoads(_ file: String) throws {
     var image = try loadReal("metrodroid/farebot.json")
     #expect(image.pmm == PMm(rawValue: 0x0120_2204_2767_4EFF))
     image.pmm = nil
-    #expect(image == (try loadReal("metrodroid/farebot-metrodroid_3.json")))
+    let metrodroid = try loadReal("metrodroid/farebot-metrodroid_3.json")
+    #expect(image == metrodroid)
 }
 
 /// An export with no FeliCa card, or two, is refused naming what it holds.
@@ -340,14 +341,16 @@ func aRealDumpReadsTheSameHoweverItWasSaved(_ variant: String) throws {
     }
     #expect(changed != text)
     let path = try CardImageText.temporary(changed, name: "Suica.nfc")
-    #expect(try CardImage.load(path: path) == (try loadReal("farebot/Suica.nfc")))
+    let farebot = try loadReal("farebot/Suica.nfc")
+    #expect(try CardImage.load(path: path) == farebot)
 }
 
 /// A Metrodroid export with a byte order mark and CRLF reads the same.
 @Test func aMetrodroidExportWithABOMAndCRLFReadsTheSame() throws {
     let text = try realText("metrodroid/felicalitendef.json")
     let changed = "\u{FEFF}" + text.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\r\n")
-    #expect(try CardImage(importing: changed) == (try loadReal("metrodroid/felicalitendef.json")))
+    let original = try loadReal("metrodroid/felicalitendef.json")
+    #expect(try CardImage(importing: changed) == original)
 }
 
 /// A real dump cut short, or with one line corrupted, is refused with the file and the line.

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaCards
 import FeliCaJSON
 import FeliCaSimulation
 import FeliCaDevices
@@ -34,7 +35,12 @@ struct DevicesCommand: CLICommand {
         let rows = readers + blocked + DeviceListing.virtualCards
         if json {
             JSONOut.print(.array(rows.map { r in
-                .object(["stack": .string(r.stack), "name": .string(r.name), "device": .string(r.device), "state": .string(r.availability.state)])
+                var o: JSONObject = ["stack": .string(r.stack), "name": .string(r.name), "device": .string(r.device), "state": .string(r.availability.state)]
+                // A built-in card's systems, with what the public lists say of each.
+                if case .virtual(.builtIn(let card), _)? = r.spec?.kind, let image = SampleCards.image(named: card) {
+                    o.append("systems", .array(image.systems.map { JSONOut.system($0.code) }))
+                }
+                return .object(o)
             }), console)
             return ExitCode.ok
         }

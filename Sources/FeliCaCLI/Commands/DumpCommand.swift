@@ -9,14 +9,18 @@ struct DumpCommand: CLICommand {
         CommandConfiguration(
             name: "dump",
             abstract: "Read every system, area and service the card shows without keys.",
-            discussion: "With --json the output is a felica-card/1 card image: `--device virtual:<file>` serves it back. --format flipper or metrodroid writes the image as a Flipper Zero .nfc file or a Metrodroid JSON export instead; `virtual:<file>` reads those too (and Proxmark3 hf felica dump JSON). See Docs/formats.md.",
+            discussion: "With --json the output is a felica-card/1 card image: `--device virtual:<file>` serves it back. --format flipper or metrodroid writes the image as a Flipper Zero .nfc file or a Metrodroid JSON export instead; `virtual:<file>` reads those too (and Proxmark3 hf felica dump JSON). See Docs/formats.md. A card that does not answer Search Service Code has its services found by Request Service over every service code instead (--discover forces it); see Docs/cards.md.",
             options: CommonOptions.reader + [
                 CommonOptions.json,
                 CommonOptions.redact,
                 formatOption.spec,
                 outputOption.spec,
+                discoverFlag,
             ])
     }
+
+    static let discoverFlag = OptionSpec.flag(
+        "discover", help: "Find services by Request Service over every service code (512 exchanges a system) even where the card answers Search Service Code.")
 
     static let outputOption = Option(OptionSpec(
         "output", short: "o", value: "file", help: "Write to <file> instead of stdout (replaced only once the dump is complete).", kind: .file))
@@ -33,8 +37,10 @@ struct DumpCommand: CLICommand {
     let json: Bool
     let format: CardImageFormat?
     let output: String?
+    let discover: Bool
 
     init(_ args: ParsedArguments) throws(UsageError) {
+        discover = args.flag(Self.discoverFlag)
         readerOptions = try ReaderOptions(args)
         json = args.flag(CommonOptions.json)
         output = try args.value(Self.outputOption)
@@ -46,10 +52,14 @@ struct DumpCommand: CLICommand {
 
     func run(_ console: Console) async throws -> Int32 {
         let (image, error) = try await CardContext.with(readerOptions, console: console) { session in
-            await CardImage.readAllowingPartial(using: session) { console.progress($0) }
+            await CardImage.readAllowingPartial(using: session, discover: discover) { console.progress($0) }
         }
         console.endProgress()
-        guard let image else { throw error! }
+        guard var image else { throw error! }
+        if format == nil || format == .felica {
+            // What the public lists say of each system: informational, ignored when the image is read.
+            for i in image.systems.indices { image.systems[i].extra["directory"] = JSONOut.system(image.systems[i].code, withCode: false) }
+        }
         let text = try format.map { f throws(FeliCaError) in try image.exported(as: f, now: HistoryOptions.now()) } ?? (json ? image.jsonText() : image.outline())
         // A partial dump never replaces the output file: it goes beside it.
         let path = output.map { error == nil ? $0 : $0 + ".partial" }

@@ -32,7 +32,7 @@ struct OrderCommand: CLICommand {
 
     static let codesOption = Option(OptionSpec(
         "codes", value: "list",
-        help: "The app's current order (e.g. its Info.plist), comma-separated: the codes to order and the baseline. Default: every system of the population.")) { s throws(UsageError) in
+        help: "The app's current order (e.g. its Info.plist), comma-separated: the codes to order and the baseline, as hex or names (okica, kmt; see Docs/cards.md). Default: every system of the population.")) { s throws(UsageError) in
         do throws(FeliCaError) { return try SystemCodeList.parse(s) } catch { throw UsageError(error.reason) }
     }
     static let populationOption = Option(OptionSpec("population", value: "file", help: "Cards and their shares (JSON, see above).", kind: .file))
@@ -41,8 +41,15 @@ struct OrderCommand: CLICommand {
         help: "Keep code a ahead of code b (e.g. 0003:fe00, so a Suica card lands in its transit system, not the common area). Repeatable.",
         repeatable: true)) { pair throws(UsageError) -> Precedence in
         let parts = pair.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, let a = SystemCode(hex: String(parts[0])), let b = SystemCode(hex: String(parts[1])) else {
+        guard parts.count == 2 else {
             throw UsageError("option '--before': \"\(pair)\" is not two system codes joined by ':' (e.g. 0003:fe00)")
+        }
+        let a: SystemCode, b: SystemCode
+        do throws(FeliCaError) {
+            a = try SystemCodeList.code(String(parts[0]), what: "option '--before'")
+            b = try SystemCodeList.code(String(parts[1]), what: "option '--before'")
+        } catch {
+            throw UsageError(error.reason)
         }
         return Precedence(before: a, after: b)
     }

@@ -46,6 +46,7 @@ struct PollCommand: CLICommand {
             o.append("pmm", .string(target.pmm.hex))
             o.append("systemCode", target.systemCode.map { .string($0.hex) } ?? .null)
             o.append("systems", .array(systems.map { .string($0.hex) }))
+            o.append("systemInfo", .array(systems.map { JSONOut.system($0) }))
             o.append("ic", JSONOut.ic(target.pmm))
             if let id {
                 o.append("idBlock", .object(["idd": .string(Hex.encode(id.idd)), "dfc": .string(id.dfcHex), "issuer": id.issuer.map { .string($0) } ?? .null]))
@@ -55,8 +56,8 @@ struct PollCommand: CLICommand {
             console.line("IDm      \(target.idm)")
             console.line("PMm      \(target.pmm)")
             console.line("IC       \(target.pmm.ic)")
-            if let sc = target.systemCode { console.line("System   \(sc)" + (sc.knownName.map { " (\($0))" } ?? "")) }
-            console.line("Systems  " + systems.map { s in s.description + (s.knownName.map { " (\($0))" } ?? "") }.joined(separator: ", "))
+            if let sc = target.systemCode { console.line("System   \(sc)" + (SystemDirectory.displayName(of: sc).map { " (\($0))" } ?? "")) }
+            console.line("Systems  " + systems.map { s in s.description + (SystemDirectory.displayName(of: s).map { " (\($0))" } ?? "") }.joined(separator: ", "))
             if let id { console.line("ID block IDd \(Hex.encode(id.idd))  DFC \(id.dfcHex)" + (id.issuer.map { " (\($0))" } ?? "")) }
         }
         return ExitCode.ok
@@ -71,7 +72,7 @@ struct PollCommand: CLICommand {
         }
         let target = Target(idm: any.idm, pmm: any.pmm, systemCode: any.systemCode)
         let systems = try await session.systemCodes(of: target)
-        let list = systems.map { s in s.description + (s.knownName.map { " (\($0))" } ?? "") }.joined(separator: ", ")
+        let list = systems.map { s in s.description + (SystemDirectory.displayName(of: s).map { " (\($0))" } ?? "") }.joined(separator: ", ")
         return CLIError("a card is on \(name) (IDm \(target.idm)), but it has no system \(code) matching the Polling: its systems are \(list)")
     }
 }
