@@ -44,8 +44,9 @@ struct ArgumentParser {
                 return .manual
             }
             if Self.looksLikeOption(word) {
+                let at = i
                 if let error = readGlobal(args, &i, root: isRoot, into: &parsed) {
-                    throw UsageErrorAt(error, command, path)
+                    throw UsageErrorAt(misplaced(args, at: at, under: command, path: path) ?? error, command, path)
                 }
                 continue
             }
@@ -79,6 +80,39 @@ struct ArgumentParser {
         } catch {
             throw UsageErrorAt(error, command, path)
         }
+    }
+
+    /// An option of a command written before the command's name (`felica --json balance`):
+    /// the error saying options follow the command, with the line as it should be; nil
+    /// when no command below `command` takes the option.
+    func misplaced(_ args: [String], at i: Int, under command: any CLICommand.Type, path: [String]) -> UsageError? {
+        let word = args[i]
+        let long = word.hasPrefix("--") ? String(word.dropFirst(2).prefix { $0 != "=" }) : nil
+        let short = word.hasPrefix("--") || word.count != 2 ? nil : word.last
+        func takes(_ c: any CLICommand.Type) -> Bool {
+            c.configuration.options.contains { (long != nil && $0.long == long) || (short != nil && $0.short == short) }
+        }
+        let nodes = CommandNode.all(command).filter { $0.config.subcommands.isEmpty && takes($0.command) }
+        guard !nodes.isEmpty else { return nil }
+        // The command named later on the line, if it takes the option: show the line fixed.
+        let spec = nodes[0].config.options.first { (long != nil && $0.long == long) || (short != nil && $0.short == short) }
+        let taken = spec?.valueName != nil && !word.contains("=") && i + 1 < args.count ? 2 : 1
+        let option = Array(args[i..<(i + taken)])
+        // Where each command that takes it is named later on the line (the first place).
+        let rest = Array(args[(i + taken)...])
+        func position(_ sub: [String]) -> Int? {
+            guard !sub.isEmpty, sub.count <= rest.count else { return nil }
+            return (0...(rest.count - sub.count)).first { Array(rest[$0..<($0 + sub.count)]) == sub }
+        }
+        let named = nodes.compactMap { n in position(Array(n.path.dropFirst())).map { (n, $0) } }
+            .max { $0.0.path.count < $1.0.path.count }
+        guard let (node, at) = named else {
+            let names = nodes.prefix(3).map { $0.path.dropFirst().joined(separator: " ") }.joined(separator: ", ")
+            return UsageError("option '\(word)' belongs to a command (\(names)\(nodes.count > 3 ? ", ..." : "")): options follow the command's name")
+        }
+        let end = at + node.path.count - 1
+        let fixed = path + Array(rest[..<end]) + option + Array(rest[end...])
+        return UsageError("option '\(word)' belongs to '\(node.path.joined(separator: " "))': options follow the command's name, as in '\(fixed.joined(separator: " "))'")
     }
 
     /// A global option before the command; the error, if any.
@@ -202,6 +236,9 @@ struct ArgumentParser {
             i += 1
         }
         let choices = spec.kind.names
+        if value.isEmpty, [.file, .directory, .nameOrFile].contains(spec.kind.form) {
+            throw UsageError("option '--\(name)' needs a \(spec.kind.form == .directory ? "directory" : "file") path, got an empty one")
+        }
         if spec.kind.form == .choice, !choices.contains(value) {
             throw UsageError("option '--\(name)': '\(value)' is not one of \(choices.joined(separator: ", "))" + Suggestion.didYouMean(value, choices))
         }

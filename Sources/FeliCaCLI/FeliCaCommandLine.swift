@@ -5,6 +5,23 @@ import FeliCaDevices
 public enum FeliCaCommandLine {
     public static let version = "0.1.0"
 
+    /// Runs `felica` with the process's arguments, refusing one that is not UTF-8
+    /// (``RawArguments``); returns the exit code.
+    public static func felica() async -> Int32 {
+        await withProcessArguments(name: "felica") { await felica($0) }
+    }
+
+    /// Runs `body` with the process's arguments, or says which is not UTF-8 and returns 64.
+    public static func withProcessArguments(name: String, _ body: ([String]) async -> Int32) async -> Int32 {
+        switch RawArguments.current() {
+        case .success(let arguments):
+            return await body(arguments)
+        case .failure(let error):
+            Console().error(error.message)
+            return ExitCode.usage
+        }
+    }
+
     /// Runs `felica` with `arguments` (without the program name); returns the exit code.
     public static func felica(_ arguments: [String]) async -> Int32 {
         await run(FelicaRoot.self, arguments)

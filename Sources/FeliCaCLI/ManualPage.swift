@@ -52,12 +52,19 @@ enum ManualPage {
     static func extraSections(_ name: String) -> [(String, String)] {
         let felica = name == FelicaRoot.configuration.name
         var sections = [("EXIT STATUS", felica ? """
-            0 success; 1 failure (an export that lacks records included); 64 usage error (a wrong option, \
-            argument or device string, an output that is also an input); 69 no reader or no card; 130 interrupted \
-            (Ctrl-C; SIGTERM: 143), by the signal, for every command.
+            0 success; 1 failure, including a partial reading: a reading that lacks what the command is for \
+            (a balance that could not be read; for history and log add, a history that could not be read or a \
+            record that did not decode) prints what it has, says what it lacks on stderr and exits 1, while a card \
+            that simply has none of it (no purse, an Octopus's history) exits 0 with a note; an export or total \
+            that lacks records exits 1 unless --allow-incomplete; 64 usage error (a wrong option, argument or device \
+            string, an empty path, an argument that is not UTF-8, an output that is also an input); 69 no reader or \
+            no card; 130 interrupted (Ctrl-C; SIGTERM: 143), by the signal, for every command.
             """ : """
-            0 success (an emulator stopped by SIGINT or SIGTERM); 1 failure; 64 usage error (a wrong option or \
-            argument). rcs380 and rcs956 exit with the status of the command they run.
+            0 success (an emulator stopped by SIGINT or SIGTERM, with a "stopped" line on stderr); 1 failure \
+            (a --link path that exists and is not a link an emulator left behind included); 64 usage error (a \
+            wrong option or argument); \
+            69 vpcd: no vpcd to connect to (pcscd with vsmartcard-vpcd is not running). rcs380 and rcs956 exit \
+            with the status of the command they run, and 127 when it is not found ("command not found").
             """)]
         if name == FelicaRoot.configuration.name {
             sections.append(("ENVIRONMENT", """

@@ -128,11 +128,20 @@ extension Option where Value == SystemCode {
     public static func systemCode(_ spec: OptionSpec) -> Option<SystemCode> {
         Option(spec) { s throws(UsageError) in
             guard let c = SystemCode(hex: s) else {
-                throw UsageError("option '--\(spec.long)': \"\(s)\" is not a system code (4 hex digits, e.g. 0003 or fe00)")
+                throw UsageError("option '--\(spec.long)': \"\(s)\" \(hexProblem(s, "system")) (4 hex digits, e.g. 0003 or fe00)")
             }
             return c
         }
     }
+}
+
+/// What is wrong with `s` as a 4-hex-digit code of `kind`: too long or too short when its
+/// digits are hex, else not a code at all.
+func hexProblem(_ s: String, _ kind: String) -> String {
+    let hex = !s.isEmpty && s.allSatisfy { $0.isHexDigit }
+    if hex && s.count > 4 { return "is too long for a \(kind) code" }
+    if hex && s.count < 4 { return "is too short for a \(kind) code" }
+    return "is not a \(kind) code"
 }
 
 extension Option where Value == ServiceCode {
@@ -140,7 +149,7 @@ extension Option where Value == ServiceCode {
     public static func serviceCode(_ spec: OptionSpec) -> Option<ServiceCode> {
         Option(spec) { s throws(UsageError) in
             guard let c = ServiceCode(hex: s) else {
-                throw UsageError("option '--\(spec.long)': \"\(s)\" is not a service code (4 hex digits, e.g. 090f)")
+                throw UsageError("option '--\(spec.long)': \"\(s)\" \(hexProblem(s, "service")) (4 hex digits, e.g. 090f)")
             }
             return c
         }

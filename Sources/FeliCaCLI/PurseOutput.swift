@@ -68,21 +68,67 @@ enum PurseOutput {
     /// Diagnostics, on stderr with `note:` and the same with `--json`: what the reader
     /// could not forward, and (only when no purse was found, or they would repeat on every
     /// Edy) the systems holding no known layout, which explain an empty result. A skipped
-    /// common area is part of the result (a purse could hide there): it is data, printed
-    /// with the purses (``skippedCommonArea(_:_:)``) as JSON carries it in `notProbed`.
+    /// common area of a transit-card IC is the normal case (its purse is in system 0003),
+    /// so it is a note only when no purse was found, or with `-v`; JSON carries it in
+    /// `notProbed` either way.
     static func diagnostics(_ report: CardReport, _ console: Console) {
         for n in report.readerLimits { console.diag("note: \(n)") }
-        guard report.purses.isEmpty else { return }
+        if !report.purses.isEmpty {
+            guard console.verbose else { return }
+            for s in report.skipped where s.system == .common { console.diag("note: \(s) (--all-systems probes it)") }
+            return
+        }
         let commonArea = report.skipped.filter { $0.system == .common }.map(\.description)
-        for n in report.notes where !commonArea.contains(n) { console.diag("note: \(n)") }
+        for n in report.notes { console.diag("note: \(n)" + (commonArea.contains(n) ? " (--all-systems probes it)" : "")) }
     }
 
-    /// The line saying the common area was not probed, and how to probe it: data on
-    /// stdout, without the `note:` of a diagnostic.
-    static func skippedCommonArea(_ report: CardReport, _ console: Console) {
-        for s in report.skipped where s.system == .common {
-            console.line("\(s) (--all-systems probes it)")
+    // MARK: - What a reading lacks
+
+    /// What a reading lacks of what the command is for: the balance of a purse (every
+    /// command), its history (at history depth) that could not be read, or records that did
+    /// not decode. A purse whose kind of card keeps no history readable without a key
+    /// (Octopus) lacks nothing: the card simply has none. One line each, for stderr.
+    static func shortfalls(_ report: CardReport, history: Bool) -> [String] {
+        var out: [String] = []
+        for p in report.purses {
+            if p.balance == nil && p.profile.hasBalance {
+                let why = p.issues.filter { $0.content == .balance }.map(\.description)
+                out.append("the \(p.displayName) balance could not be read" + (why.isEmpty ? "" : ": " + why.joined(separator: "; ")))
+            }
+            guard history, p.profile.hasHistory else { continue }
+            let why = p.historyIssues.map(\.description)
+            if p.history == nil || !why.isEmpty {
+                out.append("the \(p.displayName) history could not be read" + (why.isEmpty ? "" : ": " + why.joined(separator: "; ")))
+            }
+            let malformed = p.history?.filter { if case .malformed = $0 { true } else { false } }.count ?? 0
+            if malformed > 0 {
+                out.append("\(malformed) record\(malformed == 1 ? "" : "s") of the \(p.displayName) history did not decode")
+            }
         }
+        return out
+    }
+
+    /// The exit status of a reading by the one rule every command follows: a reading that
+    /// lacks what the command is for fails (exit 1), each lack said on stderr; a card that
+    /// simply has none of it (no purse, a purse that keeps no history) does not.
+    static func exitStatus(_ report: CardReport, history: Bool, _ console: Console) -> Int32 {
+        let lacks = shortfalls(report, history: history)
+        guard !lacks.isEmpty else { return ExitCode.ok }
+        console.error("the reading is incomplete: " + lacks.joined(separator: "; "))
+        return ExitCode.failure
+    }
+
+    /// Purses of cards that keep no history readable without a key, for a note when the
+    /// history was asked for (the table says it in its own rows).
+    static func noHistoryNotes(_ report: CardReport, _ console: Console) {
+        for p in report.purses where !p.profile.hasHistory {
+            console.diag("note: \(noHistory(p))")
+        }
+    }
+
+    /// `Octopus cards keep no history readable without a key: the balance is all there is`.
+    static func noHistory(_ p: Purse) -> String {
+        "\(p.displayName) cards keep no history readable without a key: the balance is all there is"
     }
 
     /// The line of a card without a purse, naming its systems; a tag formatted for NDEF
@@ -100,18 +146,29 @@ enum PurseOutput {
             console.line(headline(p))
             problems(p, console)
         }
-        skippedCommonArea(report, console)
+    }
+
+    /// The purse's name in text output: a transit card's brand comes with its kind,
+    /// `Suica (Transit IC)`, so `history` (which names the brand) and `balance` (which
+    /// shows `Transit IC` unless --issuer) are seen to show the same card.
+    static func name(_ p: Purse) -> String {
+        guard p.profile == .transitIC, let brand = p.issuer else { return p.displayName }
+        return "\(brand) (\(p.profile.displayName))"
     }
 
     static func headline(_ p: Purse) -> String {
-        var line = TextLayout.padRight(p.displayName, max(11, p.displayName.count + 1)) + TextLayout.padLeft(p.balance.map { money($0, p.profile.currency) } ?? (p.profile.hasBalance ? "unreadable" : "ID card"), 10)
+        let name = name(p)
+        var line = TextLayout.padRight(name, max(11, name.count + 1)) + TextLayout.padLeft(p.balance.map { money($0, p.profile.currency) } ?? (p.profile.hasBalance ? "unreadable" : "ID card"), 10)
         if let n = p.number { line += "  no. \(n)" }
         if let pts = p.points { line += "  \(pts) point\(pts == 1 ? "" : "s")" }
         return line
     }
 
     static func problems(_ p: Purse, _ console: Console) {
-        if let rule = p.rule { console.line("  balance rule: \(rule)") }
+        if let rule = p.rule, console.verbose || rule.offset != Octopus.offset(p.profile, readOn: .today()).offset {
+            // Only when it tells something: a reading today uses today's rule.
+            console.diag("note: \(p.displayName) balance rule: \(rule)")
+        }
         for i in p.issues { console.line("  ! \(i)") }
         for n in p.notes { console.line("  ! \(n)") }
     }
@@ -119,11 +176,11 @@ enum PurseOutput {
     /// The history table of every purse, newest first, one line per transaction.
     static func histories(_ report: CardReport, _ console: Console) {
         noPurse(report, console)
-        defer { skippedCommonArea(report, console) }
         for (k, p) in report.purses.enumerated() {
             if k > 0 { console.line() }
             console.line(headline(p))
             problems(p, console)
+            if !p.profile.hasHistory { console.line("  (\(noHistory(p)))") }
             guard let history = p.history else { continue }
             if history.isEmpty {
                 console.line("  (no transactions)")

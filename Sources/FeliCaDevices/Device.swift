@@ -108,8 +108,9 @@ public struct Device: Sendable {
 
     /// Opens `spec`, else the device `$FELICA_DEVICE` names, else the first reader found.
     public static func open(_ spec: DeviceSpec?, options: OpenOptions = OpenOptions()) async throws -> Device {
-        if var spec = try spec ?? fromEnvironment() {
-            if let wait = options.wait, spec.isReader { spec.wait = wait }
+        if let spec = try spec ?? fromEnvironment() {
+            // `options.wait` (--wait) overrides `?wait=` in openOnce, without entering the
+            // device string that names the reader in messages.
             return try await open(spec, options: options)
         }
         return try await openDefault(options)
@@ -189,7 +190,7 @@ public struct Device: Sendable {
     /// Opens `spec` once, naming it `name` (its own string unless given).
     static func openOnce(_ spec: DeviceSpec, options: OpenOptions, name given: String? = nil) async throws -> Device {
         let name = given ?? spec.description
-        let wait = spec.wait ?? defaultCardWait
+        let wait = (spec.isReader ? options.wait : nil) ?? spec.wait ?? defaultCardWait
         if options.dialect != nil {
             guard case .pcsc = spec.kind else {
                 throw DeviceError(.inapplicableOption, "--dialect applies to PC/SC devices (pcsc, pcsc:<reader>), not '\(name)'")
@@ -245,7 +246,7 @@ public struct Device: Sendable {
     /// there was a choice.
     static func openDefault(_ options: OpenOptions) async throws -> Device {
         let readers = await DeviceListing.readers()
-        guard let (first, note) = choose(readers), var spec = first.spec else {
+        guard let (first, note) = choose(readers), let spec = first.spec else {
             throw FeliCaError(.noReader, """
                 no reader found (looked for USB, libnfc and PC/SC readers).
                   Plug in a reader, then run `felica devices` to check it is seen (`felica doctor` explains set-up problems).
@@ -253,7 +254,6 @@ public struct Device: Sendable {
                 """)
         }
         if let note { options.notify?(.chosen(note)) }
-        spec.wait = options.wait
         var own = options
         if case .pcsc = spec.kind {} else { own.dialect = nil }
         return try await open(spec, options: own, chosen: true)

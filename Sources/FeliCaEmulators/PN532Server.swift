@@ -47,6 +47,15 @@ public final class PN532Server: Sendable {
                     Self.closeAll(terminal, fds)
                     throw FeliCaError(.badInput, "--link \(link): a file of that name exists and is not a symlink; choose another path")
                 }
+                // Only a link an emulator left behind is replaced: one to a terminal that is
+                // gone. A link to anything else is not ours, and a live terminal is another
+                // emulator's (the same --link twice).
+                let target = Self.linkTarget(link)
+                guard let target, target.hasPrefix("/dev/pts/"), access(target, F_OK) != 0 else {
+                    Self.closeAll(terminal, fds)
+                    let what = target.map { $0.hasPrefix("/dev/pts/") ? "a link to \($0), a terminal in use (another emulator's?)" : "a link to \($0), not an emulator's" } ?? "a link"
+                    throw FeliCaError(.badInput, "--link \(link): the path exists (\(what)); choose another path, or remove it if it is stale")
+                }
                 unlink(link)
             }
             guard symlink(terminal.path, link) == 0 else {
@@ -91,11 +100,15 @@ public final class PN532Server: Sendable {
     /// Removes the link if it still points at the terminal served now.
     private func removeLink() {
         guard let link else { return }
+        if Self.linkTarget(link) == terminal.path { unlink(link) }
+    }
+
+    /// What the symlink `path` points at, as stored; nil when it is no symlink.
+    static func linkTarget(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: 4096)
-        let n = readlink(link, &buffer, buffer.count - 1)
-        if n > 0, String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self) == terminal.path {
-            unlink(link)
-        }
+        let n = readlink(path, &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        return String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     deinit { stop() }

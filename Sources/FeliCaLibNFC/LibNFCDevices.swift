@@ -54,10 +54,16 @@ public enum LibNFCDevices {
     }
 
     /// Why a connection string cannot name a reader, when its driver is not one libnfc has
-    /// (a typo such as `pn532-uart`): the message lists the drivers. Nil for a known driver.
+    /// (a typo such as `pn532-uart`): the message lists the drivers; or when a serial
+    /// driver is given no port (`pn532_uart:`), which libnfc cannot open whatever the
+    /// permissions. Nil for a known driver with what it needs.
     public static func unknownDriver(in connectionString: String) -> String? {
-        guard let driver = connectionString.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first,
-              !(LibNFCDiagnosis.drivers + LibNFCDiagnosis.optionalDrivers).contains(String(driver)) else { return nil }
+        let parts = connectionString.split(separator: ":", omittingEmptySubsequences: false)
+        guard let driver = parts.first else { return nil }
+        if let example = LibNFCDiagnosis.serialExamples[String(driver)], parts.count < 2 || parts[1].isEmpty {
+            return "libnfc's \(driver) driver needs the port the board is wired to (in connection string '\(connectionString)'), e.g. libnfc:\(driver):\(example)"
+        }
+        guard !(LibNFCDiagnosis.drivers + LibNFCDiagnosis.optionalDrivers).contains(String(driver)) else { return nil }
         return "libnfc has no driver named '\(driver)' (in connection string '\(connectionString)'): its drivers are \(LibNFCDiagnosis.drivers.joined(separator: ", ")), e.g. libnfc:pn532_uart:/dev/ttyUSB0 or libnfc:pn53x_usb:001:004"
     }
 
@@ -74,6 +80,9 @@ enum LibNFCDiagnosis {
 
     /// The drivers of libnfc 1.8 as Debian builds it (its default set), in the order it lists them.
     static let drivers = ["acr122_usb", "acr122s", "arygon", "pn53x_usb", "pn532_uart", "pn532_spi", "pn532_i2c"]
+    /// Drivers that open a port named in the connection string, with an example port.
+    static let serialExamples = ["pn532_uart": "/dev/ttyUSB0", "arygon": "/dev/ttyUSB0", "acr122s": "/dev/ttyUSB0",
+                                 "pn532_spi": "/dev/spidev0.0", "pn532_i2c": "/dev/i2c-1"]
     /// Drivers a libnfc built with other options may have besides.
     static let optionalDrivers = ["acr122_pcsc", "pcsc", "pn71xx"]
 

@@ -11,7 +11,8 @@
 /// What the file lacks is in the file: records that rolled off the card before it was read
 /// are a `gap` row where they were, a record that did not decode a `not decoded` row, a
 /// purse that could not be read an `unreadable` row, each with the card and purse; the month
-/// totals they touch say `incomplete: ...` in their detail. ``incomplete`` lists the same for
+/// totals they touch say `incomplete: ...` in their detail, as does a total that leaves out
+/// a fare, charge or purchase whose amount is unknown (the oldest record on a card). ``incomplete`` lists the same for
 /// the exit status and stderr.
 public struct ExpenseCSV {
     /// Byte-order mark and CRLF line endings.
@@ -40,6 +41,8 @@ public struct ExpenseCSV {
 
     /// The header of every export.
     public static let columns = ["date", "time", "type", "from", "to", "amount", "balance", "sequence", "card", "purse", "detail"]
+    /// The record types the month totals add up.
+    static let summed: Set<String> = ["transit", "charge", "purchase"]
     /// The columns ``summary`` adds.
     public static let summaryColumns = ["fares", "charges", "purchases"]
 
@@ -61,6 +64,12 @@ public struct ExpenseCSV {
             case "purchase": totals[key]!.purchases -= amount
             default: break
             }
+        } else if summary, Self.summed.contains(r.type) {
+            // Left out of the month's total, which must say so: the oldest record on a card,
+            // or one whose previous balance is not on the card, has no known amount.
+            let note = "the amount of the \(r.type) on \(r.date)" + (r.sequence.map { " (sequence \($0))" } ?? "") + " is unknown"
+            totals[key]!.missing.append(note)
+            incomplete.append("card \(r.card) \(r.purse): \(note), so the \(String(r.date.prefix(7))) total leaves it out")
         }
         try row([r.date, r.time ?? "", r.type, r.from ?? "", r.to ?? "", r.amount.map(String.init) ?? "", String(r.balance),
                  r.sequence.map(String.init) ?? "", r.card, r.purse, r.detail])

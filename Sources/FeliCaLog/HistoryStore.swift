@@ -214,6 +214,13 @@ public final class HistoryStore {
     ]
 
     /// The schema version of the file (`PRAGMA user_version`).
+    /// Whether a reading was ever saved: a database that holds none (just made, its first
+    /// save failed) holds nothing of the user's.
+    public func holdsReadings() throws(HistoryError) -> Bool {
+        guard try version() > 0 else { return false }
+        return try db.integer("SELECT EXISTS(SELECT 1 FROM readings)") ?? 0 != 0
+    }
+
     public func version() throws(HistoryError) -> Int { try db.integer("PRAGMA user_version") ?? 0 }
 
     /// The file's `PRAGMA application_id`.

@@ -1,5 +1,9 @@
 internal import CSQLite
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One SQLite connection: every C call goes through ``check(_:)``, which turns a result
 /// code into a ``HistoryError`` in one place.
 ///
@@ -82,6 +86,10 @@ final class SQLiteConnection {
             if primary == SQLITE_BUSY || primary == SQLITE_LOCKED {
                 let waited = busyTimeout >= 1000 && busyTimeout % 1000 == 0 ? "\(busyTimeout / 1000) s" : "\(busyTimeout) ms"
                 throw HistoryError(.busy, "the history database \(path) stayed locked by another process for \(waited) while \(activity)")
+            }
+            if primary == SQLITE_FULL || (primary == SQLITE_IOERR && sqlite3_system_errno(handle) == ENOSPC) {
+                // A disk I/O error whose cause is a full disk (extending the -shm or -wal file).
+                throw HistoryError(.sqlite, "no space left on the device holding the history database \(path) while \(activity): free some space and run the command again")
             }
             if primary == SQLITE_NOTADB {
                 throw HistoryError(.notADatabase, "\(path) is not a history database (\(message))")

@@ -8,6 +8,11 @@ import FeliCaSimulation
 /// Entry point of `felica-sim`: stand-ins for readers, served to the real stacks.
 public enum FeliCaSimCommandLine {
     /// Runs `felica-sim` with `arguments` (without the program name); returns the exit code.
+    /// Runs `felica-sim` with the process's arguments, refusing one that is not UTF-8.
+    public static func felicaSim() async -> Int32 {
+        await FeliCaCommandLine.withProcessArguments(name: "felica-sim") { await felicaSim($0) }
+    }
+
     public static func felicaSim(_ arguments: [String]) async -> Int32 {
         await FeliCaCommandLine.run(FelicaSimRoot.self, arguments)
     }

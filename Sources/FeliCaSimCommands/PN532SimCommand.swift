@@ -38,7 +38,7 @@ struct PN532SimCommand: CLICommand {
             ])
     }
 
-    static let linkOption = Option(OptionSpec("link", value: "path", help: "Also make <path> a symlink to the terminal (removed on exit).", kind: .file))
+    static let linkOption = Option(OptionSpec("link", value: "path", help: "Also make <path> a symlink to the terminal (removed on exit; a path that exists is refused, unless it is a link to a terminal gone, which an emulator left behind).", kind: .file))
     static let timingOption = SimOptions.timing("rf: take as long as a real PN532 at 115200 baud and a real card (UART and air time; the card answers in half its PMm bound).")
     static let faultOption = Option(OptionSpec(
         "fault", value: "kind@n", help: "Inject a fault: corrupt@N, drop-ack@N, late@N[:MS], away@N[:MS] (repeatable).", repeatable: true)) { spec throws(UsageError) in

@@ -52,6 +52,12 @@ enum USBBridge {
         _ command: [String], device: EmulatedUSBDevice, emulator: E, bridgeOptions: [String] = [],
         name: String, console: Console
     ) async throws -> Int32 {
+        // A command that is not there is said as a shell says it (127), before the bridge
+        // starts: the bridge's own 127 means umockdev or python3 is missing.
+        if let program = command.first, find(program) == nil {
+            console.diag("felica-sim \(name): \(program): command not found")
+            return 127
+        }
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw CLIError("felica-sim \(name): cannot create a socket pair: \(String(cString: strerror(errno)))")
@@ -84,6 +90,22 @@ enum USBBridge {
             console.diag("felica-sim \(name): could not start the bridge (needs umockdev-wrapper and /usr/bin/python3 with gi: sudo apt-get install umockdev gir1.2-umockdev-1.0 python3-gi)")
         }
         return status
+    }
+
+    /// Where `program` runs from, as a shell finds it: a name with a slash as it is, else
+    /// the first executable file of that name on `PATH`; nil when there is none.
+    static func find(_ program: String) -> String? {
+        func runnable(_ path: String) -> Bool {
+            var st = stat()
+            return stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFDIR && access(path, X_OK) == 0
+        }
+        if program.contains("/") { return runnable(program) ? program : nil }
+        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
+        for dir in path.split(separator: ":", omittingEmptySubsequences: false) {
+            let candidate = (dir.isEmpty ? "." : String(dir)) + "/" + program
+            if runnable(candidate) { return candidate }
+        }
+        return nil
     }
 }
 

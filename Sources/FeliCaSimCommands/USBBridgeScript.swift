@@ -427,7 +427,14 @@ def main():
     env = dict(os.environ)
     env["UMOCKDEV_DIR"] = testbed.get_root_dir()
     loop = GLib.MainLoop()
-    child = subprocess.Popen(command, env=env)
+    try:
+        child = subprocess.Popen(command, env=env)
+    except FileNotFoundError:
+        print(f"felica-sim: {command[0]}: command not found", file=sys.stderr)
+        sys.exit(127)
+    except PermissionError:
+        print(f"felica-sim: {command[0]}: permission denied", file=sys.stderr)
+        sys.exit(126)
 
     buffered = [b""]
 

@@ -4,6 +4,11 @@ import FeliCaEmulators
 import FeliCaCLI
 import FeliCaReaderCodecs
 import FeliCaSimulation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `felica-sim vpcd`: a virtual FeliCa card in pcscd's vsmartcard-vpcd reader.
 struct VPCDSimCommand: CLICommand {
@@ -107,12 +112,48 @@ struct VPCDSimCommand: CLICommand {
         let slot = options.port == VPCDCard.defaultPort ? "00" : options.port == VPCDCard.defaultPort + 1 ? "01" : nil
         let reader = slot.map { " (reader \"Virtual PCD 00 \($0)\")" } ?? ""
         console.diag("felica-sim vpcd: card \(card) on \(options.host):\(options.port)\(reader), dialect \(options.dialect)\(options.getResponse ? " with 61 xx" : "")\(options.quirks == VPCDResponder.Quirks() ? "" : ", quirks: " + options.quirks.summary)")
-        switch try await vpcd.serve() {
-        case .removed:
+        // Serve until the card leaves, vpcd hangs up, or SIGINT/SIGTERM stops the emulator
+        // (then the card is taken out cleanly, and the exit status is 0, as for pn532).
+        let stop: Stop = await withCheckedContinuation { (c: CheckedContinuation<Stop, Never>) in
+            let once = ResumeOnce(c)
+            Task { once.resume(.signal(await PN532SimCommand.waitForTermination())) }
+            Task {
+                do throws(FeliCaError) {
+                    once.resume(.served(.success(try await vpcd.serve())))
+                } catch {
+                    once.resume(.served(.failure(error)))
+                }
+            }
+        }
+        switch stop {
+        case .signal(let signal):
+            vpcd.eject()
+            console.diag("felica-sim vpcd: stopped (\(signal == SIGINT ? "interrupt" : "terminate")) after \(virtual.exchangeCount) exchanges")
+        case .served(.success(.removed)):
             console.diag("felica-sim vpcd: card removed after \(virtual.exchangeCount) exchanges")
-        case .readerClosed:
+        case .served(.success(.readerClosed)):
             console.diag("felica-sim vpcd: vpcd closed the connection (pcscd stopped)")
+        case .served(.failure(let error)):
+            throw error
         }
         return ExitCode.ok
+    }
+
+    /// How serving ended: by itself, or by a signal.
+    enum Stop: Sendable {
+        case served(Result<VPCDCard.End, FeliCaError>)
+        case signal(Int32)
+    }
+
+    /// Resumes its continuation with the first outcome; later ones are dropped.
+    final class ResumeOnce: Sendable {
+        private let continuation: Mutex<CheckedContinuation<Stop, Never>?>
+        init(_ c: CheckedContinuation<Stop, Never>) { continuation = Mutex(c) }
+        func resume(_ stop: Stop) {
+            continuation.withLock { c in
+                c?.resume(returning: stop)
+                c = nil
+            }
+        }
     }
 }

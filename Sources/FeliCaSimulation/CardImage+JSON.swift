@@ -103,11 +103,11 @@ private struct ImageParser {
     }
 
     func hexBytes(_ s: String, count: Int, _ path: String) throws(FeliCaError) -> [UInt8] {
-        guard s.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || (0x41...0x46).contains($0) }),
-            let b = Hex.decode(s)
+        guard s.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || (0x41...0x46).contains($0) })
         else { throw fail(path, "\"\(s)\" is not hex (digits 0-9, a-f, no separators)") }
-        guard b.count == count else {
-            throw fail(path, "expected \(count) bytes (\(2 * count) hex digits), found \(s.utf8.count) digits")
+        // Hex digits, but too many or too few (an odd count included): say which.
+        guard s.utf8.count == 2 * count, let b = Hex.decode(s) else {
+            throw fail(path, "\"\(s)\" is too \(s.utf8.count > 2 * count ? "long" : "short"): expected \(count) bytes (\(2 * count) hex digits), found \(s.utf8.count) digits")
         }
         return b
     }

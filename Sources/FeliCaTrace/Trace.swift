@@ -191,6 +191,7 @@ extension Trace {
                 }
             } catch {
                 // The header carries the format: without it nothing after it can be trusted.
+                if !sawHeader, let other = otherFormat(text, source: source) { throw other }
                 guard lenient, sawHeader else { throw error }
                 trace.damage = error
                 return trace
@@ -200,6 +201,20 @@ extension Trace {
             throw FeliCaError(.badInput, "\(source): empty file, expected the \(formatName) header line")
         }
         return trace
+    }
+
+    /// The error for a whole file that is one JSON document of another format (a card
+    /// image, written over several lines): what it is and how to use it, instead of a
+    /// parse error on its first line.
+    static func otherFormat(_ text: String, source: String) -> FeliCaError? {
+        guard let object = (try? JSONValue.parse(text))?.objectValue else { return nil }
+        guard let format = object["format"]?.stringValue, format != formatName else {
+            return FeliCaError(.badInput, "\(source) is a JSON document, not a \(formatName) trace (one JSON object per line, recorded with --trace)")
+        }
+        if format.hasPrefix("felica-card/") {
+            return FeliCaError(.badInput, "\(source) is a card image (\(format)), not a trace: a card image is read with --device virtual:\(source.contains("/") || source.hasSuffix(".json") ? source : "./" + source)")
+        }
+        return FeliCaError(.badInput, "\(source) is a \(format) file, not a \(formatName) trace")
     }
 
     private static func parseLine(_ line: Substring, number: Int, source: String, cutOff: Bool) throws(FeliCaError) -> JSONObject {

@@ -4,4 +4,4 @@ import FeliCaSimCommands
 import Glibc
 #endif
 
-exit(await FeliCaSimCommandLine.felicaSim(Array(CommandLine.arguments.dropFirst())))
+exit(await FeliCaSimCommandLine.felicaSim())

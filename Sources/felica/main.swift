@@ -4,4 +4,4 @@ import FeliCaCLI
 import Glibc
 #endif
 
-exit(await FeliCaCommandLine.felica(Array(CommandLine.arguments.dropFirst())))
+exit(await FeliCaCommandLine.felica())

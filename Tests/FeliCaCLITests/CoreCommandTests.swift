@@ -61,7 +61,7 @@ func usageErrorsExit64WithTheUsageLine(_ args: [String], _ message: String) thro
         .write(toFile: path, atomically: true, encoding: .utf8)
     let r = try run(["poll", "--device", "virtual:" + path])
     #expect(r.status == 1)
-    #expect(r.stderr == "Error: card image \(path): $.systems[0].services[0].blocks[0]: \"abc\" is not hex (digits 0-9, a-f, no separators)\n")
+    #expect(r.stderr == "Error: card image \(path): $.systems[0].services[0].blocks[0]: \"abc\" is too short: expected 16 bytes (32 hex digits), found 3 digits\n")
     let missing = try run(["poll", "--device", "virtual:/no/such/card.json"])
     #expect(missing.status == 1)
     #expect(missing.stderr.hasPrefix("Error: card image /no/such/card.json: cannot open (No such file or directory)"))

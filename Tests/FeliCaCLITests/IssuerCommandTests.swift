@@ -26,7 +26,7 @@ import Testing
         try withEmulatedDevice(card: VirtualCard(image: Self.pasmo())) { device in
             let h = try run(["history", "--device", device, "-v"])
             #expect(h.status == 0, "\(h.stderr)")
-            #expect(h.stdout.hasPrefix("PASMO          ¥1,234\n"), "\(h.stdout)")
+            #expect(h.stdout.hasPrefix("PASMO (Transit IC)     ¥1,234\n"), "\(h.stdout)")
             #expect(Self.requestServices(h.stderr) == 1)
             let b = try run(["balance", "--device", device, "--json", "-v"])
             #expect(!b.stdout.contains("\"issuer\""))

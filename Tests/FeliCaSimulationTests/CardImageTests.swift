@@ -36,7 +36,10 @@ struct BadImage: CustomTestStringConvertible, Sendable {
     BadImage(json: #"{"format":"felica-card/1","systems":[]}"#, message: "$.systems: a card holds at least one system"),
     BadImage(json: #"{"format":"felica-card/1","systems":[{"code":"00g3","services":[]}]}"#, message: "$.systems[0].code: \"00g3\" is not hex"),
     BadImage(json: #"{"format":"felica-card/1","systems":[{"code":"0003","services":[{"code":"008b","blocks":["00"]}]}]}"#,
-             message: "$.systems[0].services[0].blocks[0]: expected 16 bytes (32 hex digits), found 2 digits"),
+             message: "$.systems[0].services[0].blocks[0]: \"00\" is too short: expected 16 bytes (32 hex digits), found 2 digits"),
+    // Five hex digits are too many, not "not hex".
+    BadImage(json: #"{"format":"felica-card/1","systems":[{"code":"fe001","services":[]}]}"#,
+             message: "$.systems[0].code: \"fe001\" is too long: expected 2 bytes (4 hex digits), found 5 digits"),
     BadImage(json: #"{"format":"felica-card/1","systems":[{"code":"0003","services":[{"code":"008b","blocks":[]},{"code":"008b","blocks":[]}]}]}"#,
              message: "$.systems[0].services[1].code: duplicate service 008B"),
     BadImage(json: #"{"format":"felica-card/1","systems":[{"code":"0003","services":[]},{"code":"0003","services":[]}]}"#,

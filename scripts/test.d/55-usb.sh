@@ -200,6 +200,13 @@ check_fault "lost ACK" "--card suica --fault drop-ack@2" "balance" "" "balance"
 check_fault "unplugged mid-command" "--card suica --fault unplug@2" "balance" "was unplugged \(LIBUSB_ERROR_NO_DEVICE\)" "-"
 check_fault "port100 holds the reader" "--card suica --kernel-driver held" "poll" "held by the kernel's port100 NFC driver.*modprobe -r port100" "-"
 check_fault "port100 detached automatically" "--card suica --kernel-driver detachable" "poll" "" "balance"
+# --wait is the command's option: the reader is named as the user gave it, no internal ?wait=.
+out="$(timeout 60 "$sim" rcs380 --no-card -- "$felica" balance --wait 1 --device usb 2>&1)"; st=$?
+if [[ $st -eq 69 && "$out" == *"no card answered Polling on usb:"* && "$out" != *"wait="* ]]; then
+  pass "--wait 1 without a card names the reader 'usb'"
+else
+  fail "--wait 1 without a card: exit $st: $out"
+fi
 # After a fault in one process, the next process on the same reader works.
 for f in "--fault corrupt@2" "--fault late@2:3000" "--remove-after 3"; do
   # shellcheck disable=SC2086

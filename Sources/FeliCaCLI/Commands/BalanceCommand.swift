@@ -33,6 +33,6 @@ struct BalanceCommand: CLICommand {
         } else {
             PurseOutput.balances(report, console)
         }
-        return ExitCode.ok
+        return PurseOutput.exitStatus(report, history: false, console)
     }
 }

@@ -53,7 +53,7 @@ struct BenchOrderCommand: CLICommand {
     static let systemOption = Option(OptionSpec(
         "system", value: "hex", help: "The card's system to move down the list (default: FE00 when the card has it, else its first).")) { s throws(UsageError) in
         guard let c = SystemCode(hex: s) else {
-            throw UsageError("option '--system': \"\(s)\" is not a system code (4 hex digits, e.g. 0003 or fe00)")
+            throw UsageError("option '--system': \"\(s)\" \(hexProblem(s, "system")) (4 hex digits, e.g. 0003 or fe00)")
         }
         if c.isWildcard { throw UsageError("option '--system': \(c) is a wildcard; name one system") }
         return c

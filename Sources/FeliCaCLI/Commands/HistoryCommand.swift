@@ -48,15 +48,20 @@ struct HistoryCommand: CLICommand {
             }
         }
         if csv {
-            return try HistoryOptions.writeCSV(excel: excel, summary: summary, allowIncomplete: allowIncomplete, console: console) { out in
+            PurseOutput.noHistoryNotes(report, console)
+            let status = try HistoryOptions.writeCSV(excel: excel, summary: summary, allowIncomplete: allowIncomplete, console: console) { out in
                 try Self.csvRows(report, into: &out)
             }
+            // The rows mark what the history lacks; a balance that could not be read is not a row.
+            let balance = PurseOutput.exitStatus(report, history: false, console)
+            return status == ExitCode.ok ? balance : status
         } else if json {
+            PurseOutput.noHistoryNotes(report, console)
             JSONOut.print(PurseOutput.json(report, history: true), console)
         } else {
             PurseOutput.histories(report, console)
         }
-        return ExitCode.ok
+        return PurseOutput.exitStatus(report, history: true, console)
     }
 
     /// The report as export rows: first what could not be had (purses whose history could
@@ -67,7 +72,8 @@ struct HistoryCommand: CLICommand {
         var records: [(date: String, purse: Int, position: Int, record: KeptRecord)] = []
         for (k, p) in report.purses.enumerated() {
             let why = p.historyIssues.map(\.description)
-            if p.history == nil || !why.isEmpty {
+            // A card that keeps no history (Octopus) lacks nothing: a note says so, not a row.
+            if p.profile.hasHistory && (p.history == nil || !why.isEmpty) {
                 try out.addMissing(type: "unreadable", card: report.idm.hex, purse: p.profile.rawValue,
                                    detail: why.isEmpty ? "the history was not read" : why.joined(separator: "; "))
             }

@@ -74,7 +74,7 @@ enum HistoryOptions {
     static func path(_ given: String?) throws -> String {
         if let given { return given }
         var env: [String: String] = [:]
-        for name in ["XDG_DATA_HOME", "HOME"] { if let v = getenv(name) { env[name] = String(cString: v) } }
+        for name in ["XDG_DATA_HOME", "HOME"] { if let v = try RawArguments.environment(name) { env[name] = v } }
         guard let path = HistoryStore.defaultPath(environment: env) else {
             throw CLIError("no place for the history database: neither XDG_DATA_HOME nor HOME is set; give --db FILE")
         }
@@ -95,6 +95,23 @@ enum HistoryOptions {
             }
         }
         return store
+    }
+
+    /// Removes a database this run created, with SQLite's companion files, unless it can be
+    /// seen to hold a reading (another process may have made and used it meanwhile).
+    static func removeIfEmpty(_ path: String) {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return }
+        if st.st_size > 0 {
+            do {
+                let store = try HistoryStore(readingAt: path, busyTimeoutMilliseconds: busyTimeout)
+                guard try !store.holdsReadings() else { return }
+            } catch {
+                // No schema yet, or a file that cannot even be looked at (a full disk): made
+                // by this run, which failed before its first save.
+            }
+        }
+        for p in [path, path + "-wal", path + "-shm", path + "-journal"] { unlink(p) }
     }
 
     /// Opens an existing database read-only, for `log show` and `log export`: a path with
@@ -230,7 +247,20 @@ struct LogAddCommand: CLICommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let store = try HistoryOptions.open(db)
+        // A database this run creates holds nothing of the user's until a save succeeds: a
+        // failure (a full disk, no card) leaves no empty file behind.
+        let path = try HistoryOptions.path(db)
+        let existed = access(path, F_OK) == 0
+        do {
+            return try await save(path, console)
+        } catch {
+            if !existed { HistoryOptions.removeIfEmpty(path) }
+            throw error
+        }
+    }
+
+    func save(_ path: String, _ console: Console) async throws -> Int32 {
+        let store = try HistoryOptions.open(path)
         let reader = PurseOutput.reader(.history, allSystems: allSystems, stations: try PurseOutput.stations(stations), readerOptions: readerOptions)
         let (report, device) = try await CardContext.with(readerOptions, console: console) { session in
             (try await reader.read(session), session.transport.name)
@@ -243,7 +273,8 @@ struct LogAddCommand: CLICommand {
         } else {
             console.line("Card \(report.idm): \(HistoryOptions.summary(result)) (\(store.path))")
         }
-        return ExitCode.ok
+        PurseOutput.noHistoryNotes(report, console)
+        return PurseOutput.exitStatus(report, history: true, console)
     }
 }
 
@@ -333,9 +364,12 @@ struct LogExportCommand: CLICommand {
                 from one export to the next, so an importing app skips what it already has); a record whose amount is not \
                 known (the oldest one read of a card) cannot be a transaction and is left out, which is said as a gap is.
                 """,
-            options: [HistoryOptions.csv, HistoryOptions.ofx, HistoryOptions.db.spec, HistoryOptions.idm.spec, HistoryOptions.purse.spec, HistoryOptions.from.spec,
+            options: [exportCSV, HistoryOptions.ofx, HistoryOptions.db.spec, HistoryOptions.idm.spec, HistoryOptions.purse.spec, HistoryOptions.from.spec,
                       HistoryOptions.to.spec, HistoryOptions.excel, HistoryOptions.summary, HistoryOptions.allowIncomplete])
     }
+
+    /// `--csv`: the default format, so optional (kept so `history --csv` habits work).
+    static let exportCSV = OptionSpec.flag("csv", help: "Write CSV (RFC 4180), the default unless --ofx: date, time, type, from, to, amount, balance, sequence, card, purse, detail.")
 
     let db: String?
     let query: HistoryStore.Query
@@ -345,9 +379,10 @@ struct LogExportCommand: CLICommand {
     let ofx: Bool
 
     init(_ args: ParsedArguments) throws(UsageError) {
+        // CSV unless --ofx: the usage line shows --csv as optional, and it is (as with `history --csv`).
         ofx = args.flag(HistoryOptions.ofx)
-        guard args.flag(HistoryOptions.csv) || ofx else { throw UsageError("'log export' writes CSV or OFX: add --csv or --ofx") }
-        try HistoryOptions.checkCSVFlags(args, csv: args.flag(HistoryOptions.csv))
+        if ofx && args.flag(Self.exportCSV) { throw UsageError("--csv and --ofx exclude each other") }
+        try HistoryOptions.checkCSVFlags(args, csv: !ofx)
         db = try args.value(HistoryOptions.db)
         query = try HistoryOptions.query(args, newestFirst: false)
         excel = args.flag(HistoryOptions.excel)
