@@ -16,7 +16,8 @@ enum CardContext {
                            reconnectInterval: options.reconnectInterval) { notice in
             switch notice {
             case .waitingForCard: console.progress(notice.message)
-            case .chosen, .replayDamaged: console.diag(notice.message)
+            case .chosen: console.diag(notice.message + ErrorHints.chooseDevice)
+            case .replayDamaged: console.diag(notice.message)
             }
         }
     }

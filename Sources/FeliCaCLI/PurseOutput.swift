@@ -2,7 +2,7 @@ import FeliCa
 import FeliCaCards
 import FeliCaDevices
 import FeliCaJSON
-import FeliCaTransportSupport
+import FeliCaFiles
 
 /// Rendering of card reports shared by `balance`, `history` and `watch`.
 enum PurseOutput {

@@ -1,7 +1,7 @@
 import FeliCa
 import FeliCaCards
 import FeliCaTrace
-import FeliCaTransportSupport
+import FeliCaFiles
 import Foundation
 
 #if canImport(Glibc)

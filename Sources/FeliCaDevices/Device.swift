@@ -201,7 +201,7 @@ public struct Device: Sendable {
         let wait = spec.wait ?? defaultCardWait
         if options.dialect != nil {
             guard case .pcsc = spec.kind else {
-                throw DeviceError(.inapplicableOption, "--dialect applies to PC/SC devices (pcsc, pcsc:<reader>), not '\(name)'")
+                throw DeviceError(.inapplicableOption, "a PC/SC dialect applies to PC/SC devices (pcsc, pcsc:<reader>), not '\(name)'")
             }
         }
         let notify = options.notify
@@ -282,7 +282,7 @@ public struct Device: Sendable {
         let skipped = openable.count - usable.count
         let note = "\(openable.count) readers found, using \(first.device)"
             + (skipped > 0 && !usable.isEmpty ? " (\(skipped) cannot be opened)" : "")
-            + " — pass --device to choose"
+            
         return (first, note)
     }
 

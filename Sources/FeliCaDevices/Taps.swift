@@ -15,7 +15,7 @@ public struct Tap: Sendable {
 ///
 /// Each iteration waits for a card to arrive and yields it; the loop body reads it; asking
 /// for the next tap waits for that card to leave first, so a card held still is one tap.
-/// A card no hand moves (a `virtual:` card, whose transport ``Transport/placesCardItself``)
+/// A card no hand moves (a `virtual:` card, whose transport says `placesCardItself`)
 /// is taken away after each tap and placed again after `interval`, by its transport.
 ///
 /// A reader opened with ``Device/OpenOptions/reconnectInterval`` outlives being unplugged:

@@ -2,7 +2,7 @@ import Dispatch
 import FeliCa
 import FeliCaSimulation
 import FeliCaReaderCodecs
-import FeliCaTransportSupport
+import FeliCaFiles
 import Synchronization
 
 #if canImport(Glibc)
