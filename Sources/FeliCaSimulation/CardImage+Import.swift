@@ -63,13 +63,15 @@ extension CardImage {
         }
     }
 
-    /// Parses the text of any ``CardImageFormat``.
-    public init(importing text: String) throws(FeliCaError) {
+    /// Parses the text of any ``CardImageFormat``. A UTF-8 byte order mark before the text
+    /// (Windows editors write one) is skipped.
+    public init(importing original: String) throws(FeliCaError) {
+        let text = original.hasPrefix("\u{FEFF}") ? String(original.dropFirst()) : original
         switch CardImageFormat.detect(text) {
         case .felica: try self.init(jsonText: text)
-        case .flipper: self = try FlipperNFC.image(text)
-        case .proxmark: self = try ProxmarkDump.image(try Self.json(text))
-        case .metrodroid: self = try MetrodroidJSON.image(try Self.json(text))
+        case .flipper: self = try FlipperNFC.image(text); addLiteNDEFSystem()
+        case .proxmark: self = try ProxmarkDump.image(try Self.json(text)); addLiteNDEFSystem()
+        case .metrodroid: self = try MetrodroidJSON.image(try Self.json(text)); addLiteNDEFSystem()
         case nil:
             // Name what it is not, with the JSON error when it was meant to be JSON.
             if text.utf8.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "{") {
@@ -112,6 +114,22 @@ extension CardImage {
         let common: Set<ServiceCode> = [0x110B, 0x1317, 0x170F, 0x558B, 0x5597, 0x564F, 0x6817, 0x684F, 0x680B, 0x50D7]
         if !set.isDisjoint(with: common) { return .common }
         return nil
+    }
+
+    /// A FeliCa Lite-S whose memory configuration block (MC, 0x88) has SYS_OP (byte 3) = 01
+    /// answers Polling for 12FC (NDEF) as well as 88B4, with the same IDm and the same
+    /// memory: a dump lists the system it was read through; this adds the other, as
+    /// `felica dump` writes such a tag (a 12FC system with no services of its own).
+    mutating func addLiteNDEFSystem() {
+        guard let si = systems.indices.first(where: { i in
+            let family = pmm(ofSystem: i).ic.family
+            return (family == .lite || family == .liteS) && systems[i].code == 0x88B4
+        }) else { return }
+        guard !systems.contains(where: { $0.code == 0x12FC }),
+              let memory = systems[si].services.first(where: { $0.code == 0x000B || $0.code == 0x0009 }),
+              let mc = memory.block(0x88), mc.count == 16, mc[3] == 0x01
+        else { return }
+        systems.append(System(code: 0x12FC, idm: idm(ofSystem: si), services: []))
     }
 
     /// Appends a line to the image's `notes` (what an import could not carry over).

@@ -5,11 +5,13 @@ import FeliCaJSON
 ///
 /// The layout (firmware `lib/nfc/protocols/felica/felica.c`): `Key: value` lines, `#`
 /// comments. Header `Filetype: Flipper NFC device`, `Device type: FeliCa`, `Data format
-/// version` 1 or 2, `Manufacture id` (IDm) and `Manufacture parameter` (PMm) as spaced hex.
-/// Version 1 files are always FeliCa Lite; version 2 tells Lite from Standard by PMm byte 1.
+/// version` 1 to 3, `Manufacture id` (IDm) and `Manufacture parameter` (PMm) as spaced hex.
+/// Version 1 files are always FeliCa Lite; later ones tell Lite from Standard by PMm byte 1.
 /// Lite: `Blocks total`, `Blocks read`, `Block N` (N decimal, counting the firmware's 28
 /// slots: user blocks 0x00-0x0E, then 0x80-0x88, 0x90-0x92, 0xA0) of SF1 SF2 + 16 bytes.
-/// Standard: `Area found`, `Area NNN: | Code XXXX | Services #AAA-#BBB |` (service indices),
+/// Standard: `Area found`, `Area NNN: | Code XXXX | Services #AAA-#BBB |` (service indices;
+/// an empty area is `#AAA-#000` with AAA the next area's first index; version 3 adds
+/// `| End XXXX |` and `| Key version XXXX |` to areas, services and `System NN:` lines),
 /// `Service found`, `Service NNN: | Code XXXX | Attrib. XX | ...`, `Public blocks read`,
 /// `Block NNNN: | Service code XXXX | Block index XX | Data: XX ... |` (NNN, AAA, XX hex).
 /// Each `System NN: XXXX` line, where a file has them, starts the next system. Lines that
@@ -37,15 +39,19 @@ enum FlipperNFC {
 
     static func image(_ text: String) throws(FeliCaError) -> CardImage {
         var lines: [Line] = []
-        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let l = raw.hasSuffix("\r") ? raw.dropLast() : raw
+        // Lines end in LF, CRLF (a file saved on Windows; Swift takes "\r\n" as one
+        // Character) or CR. Keys and values lose the spaces and tabs around them.
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        for (i, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }).enumerated() {
+            let l = raw.drop(while: blank)
             if l.hasPrefix("#") { continue }
             guard let colon = l.firstIndex(of: ":") else { continue }
-            let key = l[..<colon]
+            var key = l[..<colon]
+            while let last = key.last, blank(last) { key = key.dropLast() }
             guard !key.isEmpty, !key.contains("|") else { continue }
             var value = l[l.index(after: colon)...]
-            while value.first == " " { value = value.dropFirst() }
-            while value.last == " " { value = value.dropLast() }
+            while let first = value.first, blank(first) { value = value.dropFirst() }
+            while let last = value.last, blank(last) { value = value.dropLast() }
             lines.append(Line(number: i + 1, key: key, value: value))
         }
         func first(_ key: String) -> Line? { lines.first { $0.key == key } }
@@ -61,22 +67,32 @@ enum FlipperNFC {
             throw fail(device.number, "the device type is \(device.value), not FeliCa")
         }
         let versionLine = try required("Data format version")
-        guard let version = Int(versionLine.value), (1...2).contains(version) else {
-            throw fail(versionLine.number, "data format version \(versionLine.value) is not one this tool reads (1 or 2)")
+        guard let version = Int(versionLine.value), version >= 1 else {
+            throw fail(versionLine.number, "data format version \(versionLine.value) is not a version number (this tool reads 1 to 3)")
         }
         let idmLine = try required("Manufacture id")
         let idm = IDm(rawValue: uint64(try importHex(idmLine.value, count: 8, "line \(idmLine.number): Manufacture id")))
         let pmmLine = try required("Manufacture parameter")
         let pmm = PMm(rawValue: uint64(try importHex(pmmLine.value, count: 8, "line \(pmmLine.number): Manufacture parameter")))
         let family = pmm.ic.family
+        var image: CardImage
         if version == 1 || family == .lite || family == .liteS {
-            return try lite(lines, idm: idm, pmm: pmm)
+            image = try lite(lines, idm: idm, pmm: pmm)
+        } else {
+            guard family == .standard || family == .mobile else {
+                throw fail(pmmLine.number, "the card is a \(pmm.ic): Flipper files keep data only for FeliCa Lite and Standard cards")
+            }
+            image = try standard(lines, idm: idm, pmm: pmm)
         }
-        guard family == .standard || family == .mobile else {
-            throw fail(pmmLine.number, "the card is a \(pmm.ic): Flipper files keep data only for FeliCa Lite and Standard cards")
+        // A newer layout keeps the lines this one has; what it adds is skipped.
+        if version > newestVersion {
+            image.note("data format version \(version) is newer than this tool knows (\(newestVersion)): read as \(newestVersion), lines it does not know skipped")
         }
-        return try standard(lines, idm: idm, pmm: pmm)
+        return image
     }
+
+    /// The newest data format version whose layout this reader knows.
+    static let newestVersion = 3
 
     static func count(_ l: Line) throws(FeliCaError) -> Int {
         guard let n = Int(l.value), n >= 0 else { throw fail(l.number, "\(l.key): \"\(l.value)\" is not a count") }
@@ -114,12 +130,8 @@ enum FlipperNFC {
         var service = CardImage.Service(code: liteService, blocks: blocks)
         service.blocksAt = blocksAt
         if !status.isEmpty { service.extra[statusMember] = .object(status) }
-        var systems = [CardImage.System(code: system, idm: idm, services: [service])]
-        // MC (block 0x88) byte 3 bit 0: the tag also answers 12FC (NDEF), with the same IDm.
-        if system == 0x88B4, let mc = blocksAt[0x88], mc[3] & 0x01 != 0 {
-            systems.append(CardImage.System(code: 0x12FC, idm: idm, services: []))
-        }
-        return CardImage(pmm: pmm, systems: systems)
+        // A 12FC system besides, when the MC block enables NDEF: CardImage.addLiteNDEFSystem.
+        return CardImage(pmm: pmm, systems: [CardImage.System(code: system, idm: idm, services: [service])])
     }
 
     /// Pulls the 4 hex digits after `label` out of a `| label XXXX |` field.
@@ -135,8 +147,8 @@ enum FlipperNFC {
     struct StandardSystem {
         var code: SystemCode?
         var line: Int
-        var areas: [(code: AreaCode, first: Int, last: Int, line: Int)] = []
-        var services: [(code: ServiceCode, line: Int)] = []
+        var areas: [(code: AreaCode, end: AreaCode?, first: Int, last: Int, line: Int)] = []
+        var services: [(code: ServiceCode, keyVersion: UInt16?, line: Int)] = []
         var blocks: [(service: ServiceCode, index: Int, data: [UInt8], line: Int)] = []
         var declared: [String: (count: Int, line: Int)] = [:]
     }
@@ -147,6 +159,9 @@ enum FlipperNFC {
         var started = false
         for l in lines {
             let key = l.key
+            // Newer firmware writes the keys it was given (`System 00 Key`, `Area 000 Key`,
+            // `Service 000 Key`): never card data, skipped.
+            if key.hasSuffix(" Key") { continue }
             if key.hasPrefix("System ") && key != "System found" {
                 if started { systems.append(current) }
                 current = StandardSystem(code: SystemCode(UInt16(try hex4(l.value, l))), line: l.number)
@@ -167,12 +182,15 @@ enum FlipperNFC {
                     guard parts.count == 2, let a = Int(parts[0].prefix { $0.isHexDigit }, radix: 16),
                           let b = Int(parts[1].drop { $0 == "#" }.prefix { $0.isHexDigit }, radix: 16)
                     else { throw fail(l.number, "\(key): the service range is not #AAA-#BBB in hex") }
-                    current.areas.append((code, a, b, l.number))
+                    // Data format 3 gives the area's end code (`| End FFFE |`).
+                    let end = l.value.contains("End ") ? AreaCode(UInt16(try field(l.value, "End", digits: 4, l))) : nil
+                    current.areas.append((code, end, a, b, l.number))
                     started = true
                 } else if key.hasPrefix("Service ") {
                     let code = ServiceCode(UInt16(try field(l.value, "Code", digits: 4, l)))
                     guard code.isService, code != .none else { throw fail(l.number, "\(key): \(code) is not a service code") }
-                    current.services.append((code, l.number))
+                    let kv = l.value.contains("Key version") ? UInt16(try field(l.value, "Key version", digits: 4, l)) : nil
+                    current.services.append((code, kv, l.number))
                     started = true
                 } else if key.hasPrefix("Block ") && l.value.hasPrefix("|") {
                     let service = ServiceCode(UInt16(try field(l.value, "Service code", digits: 4, l)))
@@ -191,9 +209,14 @@ enum FlipperNFC {
         for (k, s) in systems.enumerated() {
             image.systems.append(try system(s, idm: k == 0 ? idm : nil, into: &image))
         }
-        image.note("the Flipper file gives no area end codes: each area is taken to end at its last service")
+        if systems.contains(where: { $0.areas.contains { $0.end == nil } }) {
+            image.note("the Flipper file gives no area end codes: each area is taken to end at its last service")
+        }
         return image
     }
+
+    /// An index as the file writes it (3 hex digits).
+    static func hex3(_ v: Int) -> String { Hex.digits(v, count: 3, uppercase: true) }
 
     static func hex4(_ value: Substring, _ l: Line) throws(FeliCaError) -> Int {
         let token = value.split(whereSeparator: { !$0.isHexDigit }).first { $0.count == 4 }
@@ -203,15 +226,24 @@ enum FlipperNFC {
 
     static func system(_ s: StandardSystem, idm: IDm?, into image: inout CardImage) throws(FeliCaError) -> CardImage.System {
         for (name, got) in [("Area found", s.areas.count), ("Service found", s.services.count), ("Public blocks read", s.blocks.count)] {
-            if let d = s.declared[name], got < d.count {
+            guard let d = s.declared[name] else {
+                // The firmware writes all three counts for every system: a file that stops
+                // before one was cut short, and would otherwise read as a smaller card.
+                let last = ([s.line] + s.declared.values.map(\.line) + s.areas.map(\.line) + s.services.map(\.line) + s.blocks.map(\.line)).max()!
+                throw fail(last, "no \"\(name):\" line after this one\(s.code.map { " for system \($0)" } ?? "") (is it cut short?)")
+            }
+            if got < d.count {
                 throw fail(d.line, "\"\(name)\" says \(d.count), the file holds \(got) (is it cut short?)")
             }
         }
         var services: [CardImage.Service] = []
         var seen = Set<ServiceCode>()
-        for (code, line) in s.services {
+        for (code, kv, line) in s.services {
             guard seen.insert(code).inserted else { throw fail(line, "service \(code) is listed twice") }
-            services.append(code.isReadableWithoutKey ? CardImage.Service(code: code, blocks: []) : CardImage.Service(code: code))
+            // Key version FFFF is the firmware's "unknown".
+            let keyVersion = kv == 0xFFFF ? nil : kv
+            services.append(code.isReadableWithoutKey ? CardImage.Service(code: code, blocks: [], keyVersion: keyVersion == 0 ? nil : keyVersion)
+                                                      : CardImage.Service(code: code, keyVersion: keyVersion ?? 0))
         }
         for b in s.blocks {
             guard let i = services.firstIndex(where: { $0.code == b.service }) else {
@@ -219,7 +251,7 @@ enum FlipperNFC {
             }
             if !b.service.isReadableWithoutKey && services[i].blocks == nil {
                 // The card answered without the key its attribute asks for (Shenzhen Tong's 0118).
-                services[i] = CardImage.Service(code: b.service, blocks: [], answersWithoutKey: true)
+                services[i] = CardImage.Service(code: b.service, blocks: [], keyVersion: services[i].keyVersion, answersWithoutKey: true)
             }
             if b.index == services[i].blocks!.count && services[i].blocksAt.isEmpty {
                 services[i].blocks!.append(b.data)
@@ -231,12 +263,17 @@ enum FlipperNFC {
         }
         var areas: [CardImage.Area] = []
         for a in s.areas {
-            guard a.first <= a.last + 1, a.last < max(services.count, 1) || services.isEmpty else {
-                throw fail(a.line, "area \(a.code): services #\(a.first)-#\(a.last) are not in the \(services.count) listed")
+            // An area holding no service is written with the index the next area starts at
+            // and last index 0 (`Services #012-#000`): empty, whatever its first index says.
+            let empty = a.last < a.first
+            guard empty ? a.first <= services.count : a.last < services.count else {
+                throw fail(a.line, "area \(a.code): services #\(hex3(a.first))-#\(hex3(a.last)) are not in the \(services.count) listed")
             }
-            let inside = a.first <= a.last && a.last < services.count ? services[a.last].code.number : a.code.number
-            var end = AreaCode(UInt16(inside) << 6 | 0x3F)
-            if a.code == .root && a.last + 1 >= services.count { end = AreaCode(0xFFFE) }
+            let inside = empty ? a.code.number : max(a.code.number, services[a.last].code.number)
+            var end = a.end ?? AreaCode(UInt16(inside) << 6 | 0x3F)
+            // The root area spans the whole system, whatever range the file gives it.
+            if a.code == .root { end = AreaCode(0xFFFE) }
+            guard end.number >= a.code.number else { throw fail(a.line, "area \(a.code): end \(end) is below the area") }
             areas.append(CardImage.Area(code: a.code, end: end))
         }
         var code = s.code
@@ -319,7 +356,8 @@ enum FlipperNFC {
         var out = "Area found: \(system.areas.count)\n"
         for (i, a) in system.areas.enumerated() {
             let inside = services.indices.filter { services[$0].code.number >= a.code.number && services[$0].code.number <= a.end.number }
-            let first = inside.first ?? 0, last = inside.last ?? first
+            // An empty area as the firmware writes one: the index the next area starts at, then 0.
+            let first = inside.first ?? services.filter { $0.code.number < a.code.number }.count, last = inside.last ?? 0
             out += "Area \(Hex.digits(i, count: 3, uppercase: true)): | Code \(a.code) | Services #\(Hex.digits(first, count: 3, uppercase: true))-#\(Hex.digits(last, count: 3, uppercase: true)) |\n"
         }
         out += "\nService found: \(services.count)\n"

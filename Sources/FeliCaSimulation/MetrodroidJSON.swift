@@ -39,7 +39,9 @@ enum MetrodroidJSON {
         }
         let idmHex = root["tagId"] ?? felica["iDm"]
         let idm = try IDm(rawValue: uint64(hex(idmHex, count: 8, root["tagId"] != nil ? "$.tagId" : "$.felica.iDm")))
-        let pmm = try felica["pMm"].map { v throws(FeliCaError) in PMm(rawValue: uint64(try hex(v, count: 8, "$.felica.pMm"))) }
+        // Exports converted from FareBot write `"pMm": null`: the PMm is unknown.
+        var pmm: PMm?
+        if let v = felica["pMm"], !v.isNull { pmm = PMm(rawValue: uint64(try hex(v, count: 8, "$.felica.pMm"))) }
         guard let sv = felica["systems"] else { throw fail("$.felica", "missing \"systems\"") }
         guard let list = sv.objectValue else { throw fail("$.felica.systems", "expected an object keyed by system code, found \(sv.typeName)") }
         guard !list.isEmpty else { throw fail("$.felica.systems", "a card holds at least one system") }

@@ -154,8 +154,8 @@ struct BadImport: CustomTestStringConvertible, Sendable {
 @Test(arguments: [
     BadImport(text: flipperStandard.replacing( "Device type: FeliCa", with: "Device type: Mifare Classic"),
               message: "line 4: the device type is Mifare Classic, not FeliCa"),
-    BadImport(text: flipperStandard.replacing( "Data format version: 2", with: "Data format version: 7"),
-              message: "line 8: data format version 7 is not one this tool reads (1 or 2)"),
+    BadImport(text: flipperStandard.replacing( "Data format version: 2", with: "Data format version: 0"),
+              message: "line 8: data format version 0 is not a version number (this tool reads 1 to 3)"),
     BadImport(text: flipperStandard.replacing( "Manufacture id: 01 2E 44 55 66 77 88 99", with: "Manufacture id: 01 2E 44"),
               message: "line 9: Manufacture id: expected 8 bytes, found 3"),
     BadImport(text: flipperStandard.replacing( "A0 00 |", with: "A0 |"),
@@ -172,6 +172,23 @@ func damagedFlipperFilesSayWhere(_ bad: BadImport) {
         _ = try CardImage(importing: bad.text)
     } throws: { e in
         (e as? FeliCaError)?.reason.contains(bad.message) == true
+    }
+}
+
+/// A data format newer than this reader knows is read with the newest layout it knows
+/// (the lines it does not know are skipped), and the image's notes say so.
+@Test func aNewerFlipperDataFormatReadsAsTheNewestKnown() throws {
+    let image = try CardImage(importing: flipperStandard.replacing("Data format version: 2", with: "Data format version: 7"))
+    #expect(image == (try CardImage(importing: flipperStandard)).noted("data format version 7 is newer than this tool knows (3): read as 3, lines it does not know skipped"))
+}
+
+extension CardImage {
+    func noted(_ line: String) -> CardImage {
+        var image = self
+        var notes = image.extra["notes"]?.arrayValue ?? []
+        notes.append(.string(line))
+        image.extra["notes"] = .array(notes)
+        return image
     }
 }
 
