@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "FeliCa", targets: ["FeliCa"]),
         .library(name: "FeliCaCards", targets: ["FeliCaCards"]),
         .library(name: "FeliCaNDEF", targets: ["FeliCaNDEF"]),
+        .library(name: "FeliCaSecurity", targets: ["FeliCaSecurity"]),
         .library(name: "FeliCaTrace", targets: ["FeliCaTrace"]),
         .library(name: "FeliCaSimulation", targets: ["FeliCaSimulation"]),
         .library(name: "FeliCaEmulators", targets: ["FeliCaEmulators"]),
@@ -28,6 +29,7 @@ let package = Package(
         .library(name: "FeliCaUSB", targets: ["FeliCaUSB"]),
         .library(name: "FeliCaJSON", targets: ["FeliCaJSON"]),
         .library(name: "FeliCaLog", targets: ["FeliCaLog"]),
+        .library(name: "FeliCaDelivery", targets: ["FeliCaDelivery"]),
         .library(name: "FeliCaDiagnosis", targets: ["FeliCaDiagnosis"]),
         .library(name: "FeliCaCLI", targets: ["FeliCaCLI"]),
         .library(name: "FeliCaSimCommands", targets: ["FeliCaSimCommands"]),
@@ -54,7 +56,14 @@ let package = Package(
         .target(name: "FeliCaNDEF", dependencies: ["FeliCa", "FeliCaJSON"], swiftSettings: strict),
         .target(name: "FeliCaTrace", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaFiles"], swiftSettings: strict),
         // Cards made of data: card images, the virtual card, the sample cards. Product, not test scaffolding.
-        .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaNDEF", "FeliCaTransportSupport"], swiftSettings: strict),
+        .systemLibrary(
+            name: "CLibCrypto", pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]),
+        // The FeliCa Lite and Lite-S card key: session keys and MACs over 2-key Triple-DES from
+        // OpenSSL's libcrypto (the only importer of CLibCrypto), and the mutual authentication
+        // through a card session.
+        .target(name: "FeliCaSecurity", dependencies: ["FeliCa", "CLibCrypto"], swiftSettings: strict),
+        .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaNDEF", "FeliCaSecurity", "FeliCaTransportSupport"], swiftSettings: strict),
         // Stand-ins for readers: the PN532/RC-S956, RC-S380 and vpcd emulators and the servers that put them
         // on a pseudo-terminal, a umockdev USB bus or vpcd's socket. Only felica-sim and the tests link it.
         .target(name: "FeliCaEmulators", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaSimulation", "FeliCaTransportSupport", "FeliCaFiles"], swiftSettings: strict),
@@ -85,6 +94,17 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]),
         // History kept across readings: SQLite database, merge by card and sequence, CSV export.
         .target(name: "FeliCaLog", dependencies: ["FeliCa", "FeliCaCards", "FeliCaFiles", "CSQLite"], swiftSettings: strict),
+        .systemLibrary(
+            name: "CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "CMosquitto", pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]),
+        // Readings sent on (watch --post, --mqtt, --exec): a durable on-disk spool delivered
+        // in order, HTTP through libcurl, MQTT through libmosquitto, a command per reading.
+        .target(
+            name: "FeliCaDelivery", dependencies: ["FeliCaJSON", "FeliCaTransportSupport", "FeliCaFiles", "CCurl", "CMosquitto"],
+            swiftSettings: strict),
         // What this machine needs to reach a reader: the known reader models, a read-only snapshot of
         // the host (USB devices, kernel modules, daemons, udev rules, permissions) and the verdicts
         // with their fixes. Pure apart from reading files under one root.
@@ -94,9 +114,9 @@ let package = Package(
         .target(
             name: "FeliCaCLI",
             dependencies: [
-                "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaNDEF", "FeliCaTrace", "FeliCaSimulation", "FeliCaDevices",
-                "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaFiles", "FeliCaUSB",
-                "FeliCaLog", "FeliCaDiagnosis",
+                "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaNDEF", "FeliCaSecurity", "FeliCaTrace", "FeliCaSimulation", "FeliCaDevices",
+                "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaTransportSupport", "FeliCaFiles", "FeliCaUSB",
+                "FeliCaLog", "FeliCaDiagnosis", "FeliCaDelivery",
             ],
             swiftSettings: strict),
         // `felica-sim`'s commands: the emulators served to the real stacks, over the CLI's parser.
@@ -114,7 +134,7 @@ let package = Package(
             path: "Examples/LibraryExample", swiftSettings: strict),
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaDevices", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC", "FeliCaPN532", "FeliCaReaderCodecs", "FeliCaLog"],
+            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaDevices", "FeliCaCards", "FeliCaScheduling", "FeliCaCLI", "FeliCaPCSC", "FeliCaPN532", "FeliCaReaderCodecs", "FeliCaLog", "FeliCaDelivery"],
             path: "Benchmarks", swiftSettings: strict),
 
         // What the test suites share: running the built executables, the PN532 emulator with
@@ -127,8 +147,9 @@ let package = Package(
         .testTarget(name: "FeliCaReaderCodecsTests", dependencies: ["FeliCa", "FeliCaReaderCodecs"], swiftSettings: strict),
         .testTarget(name: "FeliCaTransportSupportTests", dependencies: ["FeliCaTransportSupport"], swiftSettings: strict),
         .testTarget(name: "FeliCaJSONTests", dependencies: ["FeliCaJSON"], swiftSettings: strict),
-        .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaReaderCodecs", "FeliCaCards", "FeliCaJSON", "FeliCaNDEF"], swiftSettings: strict),
+        .testTarget(name: "FeliCaSimulationTests", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaSecurity", "FeliCaEmulators", "FeliCaReaderCodecs", "FeliCaCards", "FeliCaJSON", "FeliCaNDEF"], swiftSettings: strict),
         .testTarget(name: "FeliCaLogTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaLog", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
+        .testTarget(name: "FeliCaDeliveryTests", dependencies: ["FeliCaDelivery", "FeliCaJSON"], swiftSettings: strict),
         .testTarget(name: "FeliCaNDEFTests", dependencies: ["FeliCa", "FeliCaNDEF", "FeliCaJSON", "FeliCaCards", "FeliCaSimulation"], swiftSettings: strict),
         .testTarget(name: "FeliCaCardsTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         .testTarget(name: "FeliCaTraceTests", dependencies: ["TestSupport", "FeliCa", "FeliCaTrace", "FeliCaSimulation", "FeliCaEmulators", "FeliCaCards", "FeliCaNDEF"], swiftSettings: strict),
@@ -149,7 +170,7 @@ let package = Package(
         // The code shown in Docs/library.md, compiled and run (and checked to match the guide).
         .testTarget(
             name: "DocsTests",
-            dependencies: ["TestSupport", "FeliCa", "FeliCaDevices", "FeliCaSimulation", "FeliCaEmulators", "FeliCaCards", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPCSC"],
+            dependencies: ["TestSupport", "FeliCa", "FeliCaDevices", "FeliCaSimulation", "FeliCaEmulators", "FeliCaCards", "FeliCaNDEF", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPCSC"],
             exclude: ["Traces"], swiftSettings: strict),
         .testTarget(
             name: "FeliCaCLITests", dependencies: ["TestSupport", "FeliCaCLI", "FeliCaDiagnosis", "FeliCaSimCommands", "FeliCaDevices", "FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaUSB", "FeliCaJSON"],

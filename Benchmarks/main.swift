@@ -1,5 +1,5 @@
 // Benchmarks print figures; run with `swift run -c release Benchmarks [section ...]`.
-// Sections: codec, session, libnfc, usb, nfcpy, order, pcsc, cards, memory, history, kiosk;
+// Sections: codec, session, libnfc, usb, nfcpy, order, pcsc, cards, memory, history, kiosk, delivery;
 // `readme` runs the sections the README quotes and ends with its performance table.
 print("# felica benchmarks (release build expected; debug figures are meaningless)")
 let startLine = machineLine()
@@ -15,4 +15,5 @@ await cardBenchmarks()
 await memoryBenchmarks()
 await historyBenchmarks()
 await kioskBenchmarks()
+await deliveryBenchmarks()
 if readmeRun { printReadmeTable(startedWith: startLine) }

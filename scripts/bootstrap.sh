@@ -10,6 +10,8 @@ purpose="${1:-test}"
 build=(
   pkg-config
   libnfc-dev libpcsclite-dev libusb-1.0-0-dev libsqlite3-dev
+  libcurl4-openssl-dev libmosquitto-dev   # watch --post (libcurl), watch --mqtt (libmosquitto)
+  libssl-dev              # libcrypto: the FeliCa Lite-S card key's Triple-DES
   dpkg-dev binutils       # dpkg-shlibdeps, dpkg-deb and strip, for scripts/package.sh
 )
 
@@ -25,6 +27,8 @@ test=(
   man-db groff-base zsh fish
   lintian                 # 95-package checks the Debian packages
   systemd                 # 95-package verifies the kiosk unit with systemd-analyze
+  mosquitto mosquitto-clients   # 73-delivery: a real MQTT broker and subscriber
+  openssl                 # 73-delivery: a self-signed certificate for the HTTPS check
 )
 
 case "$purpose" in

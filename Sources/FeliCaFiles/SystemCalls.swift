@@ -38,15 +38,25 @@ public enum SystemCalls {
     /// The text of the file at `path`, or why it could not be had, in plain words:
     /// `No such file or directory`, `Is a directory`, `not UTF-8 text`.
     public static func readText(_ path: String) -> Result<String, ReadFailure> {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return .failure(ReadFailure(reason: String(cString: strerror(errno)))) }
-        defer { Glibc.close(fd) }
-        guard let bytes = readToEnd(fd) else { return .failure(ReadFailure(reason: String(cString: strerror(errno)))) }
+        let bytes: [UInt8]
+        switch readBytes(path) {
+        case .success(let b): bytes = b
+        case .failure(let f): return .failure(f)
+        }
         guard let text = String(validating: bytes, as: UTF8.self) else { return .failure(ReadFailure(reason: "not UTF-8 text")) }
         return .success(text)
     }
 
-    /// Why ``readText(_:)`` got no text.
+    /// The bytes of the file at `path`, or why they could not be had, in plain words.
+    public static func readBytes(_ path: String) -> Result<[UInt8], ReadFailure> {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(ReadFailure(reason: String(cString: strerror(errno)))) }
+        defer { Glibc.close(fd) }
+        guard let bytes = readToEnd(fd) else { return .failure(ReadFailure(reason: String(cString: strerror(errno)))) }
+        return .success(bytes)
+    }
+
+    /// Why ``readText(_:)`` or ``readBytes(_:)`` got nothing.
     public struct ReadFailure: Error, Sendable {
         /// In words, for a message that names the file.
         public var reason: String

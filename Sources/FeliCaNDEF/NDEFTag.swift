@@ -5,7 +5,7 @@ import FeliCa
 ///
 /// The reading: Polling for system 12FC (a card without it is told apart from no card by a
 /// wildcard Polling), block 0 of service 000B (the attribute block, checked field by field
-/// by ``T3TAttributes/init(block:)``), then blocks 1 to ⌈Ln / 16⌉ in reads of at most Nbr
+/// by ``T3TAttributes/init(block:allowingWriteInProgress:)``), then blocks 1 to ⌈Ln / 16⌉ in reads of at most Nbr
 /// blocks (fewer when the reader or card takes fewer), cut to Ln bytes and parsed.
 public struct NDEFTag: Hashable, Sendable {
     public var idm: IDm

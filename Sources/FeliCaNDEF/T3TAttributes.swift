@@ -26,6 +26,10 @@ public struct T3TAttributes: Hashable, Sendable {
     /// The NDEF system and the service its blocks are read through (read-only access).
     public static let system: SystemCode = 0x12FC
     public static let readService: ServiceCode = 0x000B
+    /// The service its blocks are written through.
+    public static let writeService: ServiceCode = 0x0009
+    /// WriteF while a write is under way.
+    public static let writing: UInt8 = 0x0F
 
     public init(version: UInt8 = 0x10, nbr: Int, nbw: Int, nmaxb: Int, writeFlag: UInt8 = 0, rwFlag: UInt8 = 1, length: Int) {
         self.version = version
@@ -47,8 +51,9 @@ public struct T3TAttributes: Hashable, Sendable {
     /// against the sum of bytes 0-13), Ver (major version 1), Nbr (at least 1), WriteF
     /// (0x0F: a write was interrupted; anything but 0x00 and 0x0F is not allowed), RWFlag
     /// (0x00 or 0x01) and Ln (no more than Nmaxb blocks hold). Throws `.invalidField`, or
-    /// `.badLength` when the block is not 16 bytes.
-    public init(block: [UInt8]) throws(FeliCaError) {
+    /// `.badLength` when the block is not 16 bytes. A writer, which may finish what an
+    /// interrupted write began, passes `allowingWriteInProgress`.
+    public init(block: [UInt8], allowingWriteInProgress: Bool = false) throws(FeliCaError) {
         guard block.count == 16 else { throw FeliCaError(.badLength, "NDEF attribute block: \(block.count) bytes, not 16") }
         let sum = block[0..<14].reduce(0) { $0 + Int($1) }
         let check = Int(block[14]) << 8 | Int(block[15])
@@ -66,10 +71,10 @@ public struct T3TAttributes: Hashable, Sendable {
         rwFlag = block[10]
         length = Int(block[11]) << 16 | Int(block[12]) << 8 | Int(block[13])
         guard nbr > 0 else { throw FeliCaError(.invalidField, "NDEF attribute block: Nbr (byte 1) is 0, so no block may be read") }
-        guard writeFlag != 0x0F else {
+        guard writeFlag != 0x0F || allowingWriteInProgress else {
             throw FeliCaError(.invalidField, "NDEF attribute block: WriteF (byte 9) is 0F: a write of the message was interrupted, so the message may be incomplete")
         }
-        guard writeFlag == 0 else { throw FeliCaError(.invalidField, "NDEF attribute block: WriteF (byte 9) is \(Hex.encode([writeFlag])), neither 00 (done) nor 0F (writing)") }
+        guard writeFlag == 0 || writeFlag == 0x0F else { throw FeliCaError(.invalidField, "NDEF attribute block: WriteF (byte 9) is \(Hex.encode([writeFlag])), neither 00 (done) nor 0F (writing)") }
         guard rwFlag <= 1 else { throw FeliCaError(.invalidField, "NDEF attribute block: RWFlag (byte 10) is \(Hex.encode([rwFlag])), neither 00 (read-only) nor 01 (read-write)") }
         guard messageBlocks <= nmaxb else {
             throw FeliCaError(.invalidField, "NDEF attribute block: Ln (bytes 11-13) is \(length) bytes (\(messageBlocks) blocks), past Nmaxb (bytes 3-4), \(nmaxb) block\(nmaxb == 1 ? "" : "s")")

@@ -51,6 +51,19 @@ enum SimOptions {
     static let card = Option(OptionSpec(
         "card", value: "card", help: "The card: \(SampleCards.names.joined(separator: ", ")), or a card image path.",
         kind: .nameOrFile(SampleCards.names))) { name throws(UsageError) in try CardName.check(name, option: "card") }
+    /// `--save-writes FILE`: the card's contents, writes included, saved as a card image
+    /// when the stand-in stops (the card image it started from is never changed).
+    static let saveWrites = Option(OptionSpec(
+        "save-writes", value: "file", help: "When the stand-in stops, save the card, writes included, as a card image to <file> (the --card file itself is never changed).",
+        kind: .file))
+
+    /// Saves `card`'s contents to `path`, when both are given.
+    static func save(_ card: VirtualCard?, to path: String?, _ console: Console) throws {
+        guard let card, let path else { return }
+        try FileOutput.writeAtomically(card.image.jsonText(), to: path)
+        console.diag("the card, writes included, saved to \(path)")
+    }
+
     /// `--no-card`: an empty field.
     static let noCard = OptionSpec.flag("no-card", help: "No card in the field.")
     /// `--taps P:A`: the card comes and goes.

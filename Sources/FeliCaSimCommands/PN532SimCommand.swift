@@ -36,6 +36,7 @@ struct PN532SimCommand: CLICommand {
                 faultOption.spec,
                 removeAfterOption.spec,
                 SimOptions.taps.spec,
+                SimOptions.saveWrites.spec,
             ])
     }
 
@@ -54,8 +55,12 @@ struct PN532SimCommand: CLICommand {
     let removeAfter: Int?
     let taps: PN532Emulator.Taps?
 
+    let saveWrites: String?
+
     init(_ args: ParsedArguments) throws(UsageError) {
         card = try SimOptions.cardOrNone(args)
+        saveWrites = try args.value(SimOptions.saveWrites)
+        if saveWrites != nil && card == nil { throw UsageError("--save-writes needs a card") }
         link = try args.value(Self.linkOption)
         timing = SimOptions.cardTiming(try args.value(Self.timingOption))
         faults = try args.values(Self.faultOption)
@@ -77,6 +82,7 @@ struct PN532SimCommand: CLICommand {
         console.diag("  LIBNFC_DEVICE=\(server.connectionString) nfc-list")
         let signal = await Self.waitForTermination()
         server.stop()
+        try SimOptions.save(virtual, to: saveWrites, console)
         console.diag("stopped (\(signal == SIGINT ? "interrupt" : "terminate")): \(server.commandCount) commands, \(server.cardExchanges) card exchanges")
         return ExitCode.ok
     }

@@ -34,6 +34,7 @@ struct RCS380SimCommand: CLICommand {
                 faultOption.spec,
                 removeAfterOption.spec,
                 SimOptions.taps.spec,
+                SimOptions.saveWrites.spec,
                 productOption.spec,
                 kernelDriverOption.spec,
             ])
@@ -60,8 +61,12 @@ struct RCS380SimCommand: CLICommand {
     let kernelDriver: String?
     let command: [String]
 
+    let saveWrites: String?
+
     init(_ args: ParsedArguments) throws(UsageError) {
         card = try SimOptions.cardOrNone(args)
+        saveWrites = try args.value(SimOptions.saveWrites)
+        if saveWrites != nil && card == nil { throw UsageError("--save-writes needs a card") }
         let taps = try args.value(SimOptions.taps)
         let timing = SimOptions.cardTiming(try args.value(Self.timingOption))
         cardTiming = timing ?? .typical
@@ -82,8 +87,10 @@ struct RCS380SimCommand: CLICommand {
         if let kernelDriver {
             bridgeOptions += ["--kernel-driver", "port100"] + (kernelDriver == "detachable" ? ["--allow-detach"] : [])
         }
-        return try await USBBridge.run(command, device: Self.device(product: product), emulator: RCS380Emulator(card: virtual, options: options),
-                                       bridgeOptions: bridgeOptions, name: "rcs380", console: console)
+        let status = try await USBBridge.run(command, device: Self.device(product: product), emulator: RCS380Emulator(card: virtual, options: options),
+                                             bridgeOptions: bridgeOptions, name: "rcs380", console: console)
+        try SimOptions.save(virtual, to: saveWrites, console)
+        return status
     }
 
     /// The RC-S380/S (06c1) or RC-S380/P (06c3) on the bus.

@@ -32,6 +32,7 @@ struct RCS956SimCommand: CLICommand {
                 faultOption.spec,
                 PN532SimCommand.removeAfterOption.spec,
                 SimOptions.taps.spec,
+                SimOptions.saveWrites.spec,
             ])
     }
 
@@ -51,9 +52,12 @@ struct RCS956SimCommand: CLICommand {
     let removeAfter: Int?
     let taps: CardTaps?
     let command: [String]
+    let saveWrites: String?
 
     init(_ args: ParsedArguments) throws(UsageError) {
         card = try SimOptions.cardOrNone(args)
+        saveWrites = try args.value(SimOptions.saveWrites)
+        if saveWrites != nil && card == nil { throw UsageError("--save-writes needs a card") }
         timing = SimOptions.cardTiming(try args.value(RCS380SimCommand.timingOption))
         faults = try args.values(Self.faultOption)
         removeAfter = try args.value(PN532SimCommand.removeAfterOption)
@@ -68,6 +72,8 @@ struct RCS956SimCommand: CLICommand {
         let virtual = try card.map { name throws(FeliCaError) in try VirtualCard.named(name, timing: timing ?? .typical) }
         if let removeAfter { virtual?.removeAfter(exchanges: removeAfter) }
         let emulator = PN532Emulator(card: virtual, options: .init(chip: .rcs956, timing: timing != nil, faults: faults, taps: taps))
-        return try await USBBridge.run(command, device: Self.device, emulator: emulator, name: "rcs956", console: console)
+        let status = try await USBBridge.run(command, device: Self.device, emulator: emulator, name: "rcs956", console: console)
+        try SimOptions.save(virtual, to: saveWrites, console)
+        return status
     }
 }

@@ -4,6 +4,7 @@ import FeliCaEmulators
 import FeliCaCLI
 import FeliCaDevices
 import FeliCaSimulation
+import FeliCaTransportSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -62,17 +63,20 @@ enum USBBridge {
         argv += bridgeOptions + ["--"] + command
         let pid: pid_t
         do {
-            pid = try ChildProcess.spawn(argv, passing: pair[1], as: 3)
+            pid = try ChildProcess.spawn(argv, redirections: [(pair[1], 3)])
         } catch {
             close(pair[0]); close(pair[1])
-            throw error
+            throw CLIError("cannot start \(argv[0]): \(error.reason)", exitCode: ExitCode.unavailable)
         }
         close(pair[1])
         let server = USBBridgeServer(socket: pair[0], emulator: emulator)
         let serving = Thread { server.serve() }
         serving.name = "felica-sim \(name)"
         serving.start()
-        let status = await ChildProcess.wait(pid)
+        // Waited for on a thread of its own: waitpid blocks.
+        let status = await withCheckedContinuation { (c: CheckedContinuation<Int32, Never>) in
+            Thread.detachNewThread { c.resume(returning: ChildProcess.wait(pid).status) }
+        }
         if status == 127 {
             console.diag("felica-sim \(name): could not start the bridge (needs umockdev-wrapper and /usr/bin/python3 with gi: sudo apt-get install umockdev gir1.2-umockdev-1.0 python3-gi)")
         }
@@ -93,37 +97,5 @@ enum USBBridge {
         let prefix = URL(fileURLWithPath: executable).deletingLastPathComponent().deletingLastPathComponent()
         let path = prefix.appendingPathComponent("share/felica-sim/usb-bridge.py").path
         return access(path, R_OK) == 0 ? path : nil
-    }
-}
-
-/// Starting and reaping a child process with one extra descriptor handed down.
-enum ChildProcess {
-    /// Starts `argv` (looked up on PATH) with `fd` as descriptor `target` and the rest of
-    /// this process's environment and standard streams.
-    static func spawn(_ argv: [String], passing fd: Int32, as target: Int32) throws(CLIError) -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, fd, target)
-        var cArgs = argv.map { strdup($0) } + [nil]
-        defer { for p in cArgs { free(p) } }
-        var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, argv[0], &actions, nil, &cArgs, environ)
-        guard rc == 0 else {
-            throw CLIError("cannot start \(argv[0]): \(String(cString: strerror(rc)))", exitCode: ExitCode.unavailable)
-        }
-        return pid
-    }
-
-    /// Waits for `pid` on a thread of its own; returns its exit status (128 + signal when killed).
-    static func wait(_ pid: pid_t) async -> Int32 {
-        await withCheckedContinuation { (c: CheckedContinuation<Int32, Never>) in
-            Thread.detachNewThread {
-                var status: Int32 = 0
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-                let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-                c.resume(returning: code)
-            }
-        }
     }
 }

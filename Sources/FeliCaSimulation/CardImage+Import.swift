@@ -10,7 +10,7 @@ public enum CardImageFormat: String, Hashable, Sendable, CaseIterable {
     case flipper
     /// Proxmark3 `hf felica dump` JSON.
     case proxmark
-    /// Metrodroid (and FareBot) JSON export.
+    /// Metrodroid (and FareBot) JSON export, FareBot's older `{"cards": [...]}` export included.
     case metrodroid
 
     /// How a person calls it.
@@ -34,6 +34,8 @@ public enum CardImageFormat: String, Hashable, Sendable, CaseIterable {
         guard let value = try? JSONValue.parse(text), let o = value.objectValue else { return nil }
         if o["format"] != nil { return .felica }
         if o["felica"] != nil || o["tagId"] != nil { return .metrodroid }
+        // FareBot's own export (before Metrodroid's layout): `{"cards": [{"cardType": ...}]}`.
+        if let cards = o["cards"]?.arrayValue, cards.contains(where: { $0["cardType"] != nil }) { return .metrodroid }
         if let systems = o["systems"]?.arrayValue, systems.contains(where: { $0["nodes"] != nil }) { return .proxmark }
         if o["specification_version"] != nil || o["product_information"] != nil { return .proxmark }
         return nil

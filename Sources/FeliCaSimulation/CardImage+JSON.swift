@@ -35,6 +35,7 @@ extension CardImage {
             o.append("ignores", .array(ignores.sorted { $0.rawValue < $1.rawValue }.map { .string($0.name) }))
         }
         if let bitRates { o.append("bitRates", .array(bitRates.map { .int($0.rawValue) })) }
+        if let cardKey { o.append("cardKey", .string(Hex.encode(cardKey))) }
         for m in extra where o[m.key] == nil { o.append(m.key, m.value) }
         return .object(o)
     }
@@ -187,8 +188,12 @@ private struct ImageParser {
             }
             bitRates = rates
         }
-        return CardImage(pmm: pmm, maxBlocksPerRead: maxBlocks, systems: systems, ignores: ignores, bitRates: bitRates,
-                         extra: rest(o, known: ["format", "pmm", "maxBlocksPerRead", "systems", "ignores", "bitRates"]))
+        var cardKey: [UInt8]? = nil
+        if let s = try string(o, "cardKey", "$", required: false) {
+            cardKey = try hexBytes(s, count: 16, "$.cardKey")
+        }
+        return CardImage(pmm: pmm, maxBlocksPerRead: maxBlocks, systems: systems, ignores: ignores, bitRates: bitRates, cardKey: cardKey,
+                         extra: rest(o, known: ["format", "pmm", "maxBlocksPerRead", "systems", "ignores", "bitRates", "cardKey"]))
     }
 
     mutating func system(_ v: JSONValue, _ path: String) throws(FeliCaError) -> CardImage.System {

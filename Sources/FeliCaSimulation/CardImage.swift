@@ -20,10 +20,16 @@ public struct CardImage: Hashable, Sendable {
     /// Bit rates the card answers at (`"bitRates": [212]`); nil = 212 and 424 kbps, as
     /// cards made this century do. Polling with request code 2 reports them.
     public var bitRates: [AirTiming.BitRate]?
+    /// The card key of a FeliCa Lite-S (`"cardKey"`, 32 hex digits): 16 bytes in the order a
+    /// host hands them to the cipher (nfcpy's `FelicaLiteS.authenticate`); the tag's CK block
+    /// 0x87 holds each 8-byte half reversed. Nil: the tag computes its MACs under 16 zero bytes.
+    public var cardKey: [UInt8]?
     /// Members this version does not interpret, kept for the round trip.
     public var extra: JSONObject
 
-    public init(pmm: PMm? = nil, maxBlocksPerRead: Int? = nil, systems: [System], ignores: Set<CommandCode> = [], bitRates: [AirTiming.BitRate]? = nil, extra: JSONObject = [:]) {
+    public init(pmm: PMm? = nil, maxBlocksPerRead: Int? = nil, systems: [System], ignores: Set<CommandCode> = [], bitRates: [AirTiming.BitRate]? = nil,
+                cardKey: [UInt8]? = nil, extra: JSONObject = [:]) {
+        self.cardKey = cardKey
         self.pmm = pmm
         self.maxBlocksPerRead = maxBlocksPerRead
         self.systems = systems

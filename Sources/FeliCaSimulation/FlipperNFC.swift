@@ -157,8 +157,10 @@ enum FlipperNFC {
         var systems: [StandardSystem] = []
         var current = StandardSystem(code: nil, line: 0)
         var started = false
+        var systemsDeclared: (count: Int, line: Int)?
         for l in lines {
             let key = l.key
+            if key == "System found" { systemsDeclared = (try count(l), l.number); continue }
             // Newer firmware writes the keys it was given (`System 00 Key`, `Area 000 Key`,
             // `Service 000 Key`): never card data, skipped.
             if key.hasSuffix(" Key") { continue }
@@ -204,7 +206,11 @@ enum FlipperNFC {
             }
         }
         if started { systems.append(current) }
-        guard !systems.isEmpty else { throw FeliCaError(.badInput, "a FeliCa Standard file with no areas, services or blocks (is it cut short?)") }
+        let end = lines.last?.number ?? 1
+        guard !systems.isEmpty else { throw fail(end, "the file ends before any area, service or block of a FeliCa Standard card (is it cut short?)") }
+        if let d = systemsDeclared, systems.count < d.count {
+            throw fail(d.line, "\"System found\" says \(d.count), the file holds \(systems.count) (is it cut short?)")
+        }
         var image = CardImage(pmm: pmm, systems: [])
         for (k, s) in systems.enumerated() {
             image.systems.append(try system(s, idm: k == 0 ? idm : nil, into: &image))

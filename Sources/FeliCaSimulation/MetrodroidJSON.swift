@@ -34,6 +34,7 @@ enum MetrodroidJSON {
 
     static func image(_ value: JSONValue) throws(FeliCaError) -> CardImage {
         guard let root = value.objectValue else { throw fail("$", "expected an object") }
+        if root["cards"] != nil && root["felica"] == nil { return try fareBot(root) }
         guard let felica = root["felica"]?.objectValue else {
             throw fail("$.felica", root["felica"] == nil ? "missing: the export holds no FeliCa card" : "expected an object")
         }
@@ -99,6 +100,72 @@ enum MetrodroidJSON {
             if n == s.blocks!.count && s.blocksAt.isEmpty { s.blocks!.append(numbered[n]!) } else { s.blocksAt[n] = numbered[n]! }
         }
         return s
+    }
+
+    // MARK: - FareBot's own export
+
+    /// FareBot's export (`{"cards": [...]}`, read by Metrodroid's `FarebotJsonFormat`): one
+    /// object per card with `cardType`; a FeliCa card has `tagId` (base64 of the IDm),
+    /// `scannedAt` (ms since 1970), `idm` (`manufactureCode` 2 bytes, `cardIdentification`
+    /// 6), `pmm` (`icCode` 2, `maximumResponseTime` 6), bytes as signed numbers, and
+    /// `systems[]` with `code` and `services[]` of `serviceCode` and `blocks[]` of base64
+    /// `data`, all codes in decimal. The file must hold exactly one FeliCa card.
+    static func fareBot(_ root: JSONObject) throws(FeliCaError) -> CardImage {
+        guard let cards = root["cards"]?.arrayValue else { throw fail("$.cards", "expected an array of cards") }
+        let felica = cards.indices.filter { cards[$0]["cardType"]?.stringValue == "FeliCa" }
+        guard felica.count == 1, let k = felica.first, let card = cards[k].objectValue else {
+            let kinds = cards.map { $0["cardType"]?.stringValue ?? "?" }.joined(separator: ", ")
+            throw fail("$.cards", felica.isEmpty ? "no FeliCa card among the \(cards.count) (\(kinds))"
+                                                 : "\(felica.count) FeliCa cards (\(felica.map { "[\($0)]" }.joined(separator: ", "))): a card image is one card")
+        }
+        let path = "$.cards[\(k)]"
+        func bytes(_ v: JSONValue?, count: Int, _ p: String) throws(FeliCaError) -> [UInt8] {
+            guard let list = v?.arrayValue, list.count == count else { throw fail(p, "expected \(count) bytes as numbers") }
+            var out: [UInt8] = []
+            for (i, b) in list.enumerated() {
+                guard let n = b.intValue, (-128...255).contains(n) else { throw fail("\(p)[\(i)]", "expected a byte (-128 to 255)") }
+                out.append(UInt8(truncatingIfNeeded: n))
+            }
+            return out
+        }
+        func base64(_ v: JSONValue?, _ p: String) throws(FeliCaError) -> [UInt8] {
+            guard let s = v?.stringValue, let b = decodeBase64(s) else { throw fail(p, "expected base64 text") }
+            return b
+        }
+        var idmBytes: [UInt8]
+        if card["tagId"] != nil {
+            idmBytes = try base64(card["tagId"], "\(path).tagId")
+        } else {
+            let o = card["idm"]
+            idmBytes = try bytes(o?["manufactureCode"], count: 2, "\(path).idm.manufactureCode") + bytes(o?["cardIdentification"], count: 6, "\(path).idm.cardIdentification")
+        }
+        guard idmBytes.count == 8 else { throw fail("\(path).tagId", "expected 8 bytes (the IDm), found \(idmBytes.count)") }
+        var pmm: PMm?
+        if let o = card["pmm"], !o.isNull {
+            pmm = PMm(rawValue: uint64(try bytes(o["icCode"], count: 2, "\(path).pmm.icCode") + bytes(o["maximumResponseTime"], count: 6, "\(path).pmm.maximumResponseTime")))
+        }
+        var image = CardImage(pmm: pmm, systems: [])
+        guard let systems = card["systems"]?.arrayValue, !systems.isEmpty else { throw fail("\(path).systems", "expected the card's systems") }
+        for (i, sv) in systems.enumerated() {
+            let sp = "\(path).systems[\(i)]"
+            guard let code = sv["code"]?.intValue, (0...0xFFFF).contains(code) else { throw fail("\(sp).code", "expected a system code in decimal") }
+            var services: [CardImage.Service] = []
+            for (j, s) in (sv["services"]?.arrayValue ?? []).enumerated() {
+                let vp = "\(sp).services[\(j)]"
+                guard let c = s["serviceCode"]?.intValue, (0...0xFFFF).contains(c) else { throw fail("\(vp).serviceCode", "expected a service code in decimal") }
+                var blocks: JSONObject = [:]
+                for (n, b) in (s["blocks"]?.arrayValue ?? []).enumerated() {
+                    let data = try base64(b["data"], "\(vp).blocks[\(n)].data")
+                    guard data.count == 16 else { throw fail("\(vp).blocks[\(n)].data", "expected 16 bytes, found \(data.count)") }
+                    blocks.append(String(b["address"]?.intValue ?? n), .object(["data": .string(Hex.encode(data))]))
+                }
+                services.append(try service(String(c), .object(["blocksMap": .object(blocks)]), vp, into: &image))
+            }
+            services.sort { $0.code < $1.code }
+            image.systems.append(CardImage.System(code: SystemCode(UInt16(code)), idm: i == 0 ? IDm(rawValue: uint64(idmBytes)) : nil, services: services))
+        }
+        if let ms = card["scannedAt"]?.doubleValue, ms >= 0, ms < 253_402_300_800_000 { image.scannedAt = isoUTC(millis: Int64(ms)) }
+        return image
     }
 
     // MARK: - Writing
@@ -178,4 +245,30 @@ func civil(daysSince1970 z0: Int) -> (Int, Int, Int) {
     let d = doy - (153 * mp + 2) / 5 + 1
     let m = mp < 10 ? mp + 3 : mp - 9
     return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+}
+
+/// Standard base64 (RFC 4648, `=` padding optional); nil for anything else.
+func decodeBase64(_ text: String) -> [UInt8]? {
+    var out: [UInt8] = []
+    var acc: UInt32 = 0, bits = 0, padding = 0
+    for c in text.utf8 {
+        let v: UInt32
+        switch c {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): v = UInt32(c - UInt8(ascii: "A"))
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): v = UInt32(c - UInt8(ascii: "a")) + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): v = UInt32(c - UInt8(ascii: "0")) + 52
+        case UInt8(ascii: "+"): v = 62
+        case UInt8(ascii: "/"): v = 63
+        case UInt8(ascii: "="): padding += 1; continue
+        default: return nil
+        }
+        if padding > 0 { return nil }
+        acc = acc << 6 | v
+        bits += 6
+        if bits >= 8 {
+            bits -= 8
+            out.append(UInt8(truncatingIfNeeded: acc >> UInt32(bits)))
+        }
+    }
+    return padding <= 2 ? out : nil
 }

@@ -22,6 +22,9 @@ import Synchronization
 /// | an access mode the service has not (cashback on anything but a purse) | element A7 |
 /// | a block number beyond the service's blocks | element A8 |
 ///
+/// A FeliCa Lite or Lite-S answers by its own chip's rules instead (`LiteChip`): reads and
+/// writes through 000B and 0009, its MC block's write bits, MAC and MAC_A, the card key.
+///
 /// Search Service Code walks the root area `0000`–`FFFE` first (also when the image lists
 /// no areas: every system has it), then areas and services in code order, so each area
 /// comes before the services in it.
@@ -31,6 +34,8 @@ public final class VirtualCard: Sendable {
         var present = true
         var exchangesUntilRemoval: Int? = nil
         var exchanges = 0
+        /// The authentication a FeliCa Lite or Lite-S holds (RC written, session key).
+        var lite = LiteChip.Session()
     }
 
     private let state: Mutex<State>
@@ -94,7 +99,7 @@ public final class VirtualCard: Sendable {
                 s.exchangesUntilRemoval = left - 1
             }
             s.exchanges += 1
-            if let access = BlockAccess.Kind(packet: packet) { return answer(access, packet, &s.image) }
+            if let access = BlockAccess.Kind(packet: packet) { return answer(access, packet, &s.image, &s.lite) }
             guard let command = try? Command.decode(packet[...]) else { return nil }
             return answer(command, &s.image)
         }
@@ -214,9 +219,14 @@ public final class VirtualCard: Sendable {
     }
 
     /// Read or Write Without Encryption, from the packet as the card parses it.
-    private func answer(_ kind: BlockAccess.Kind, _ packet: [UInt8], _ image: inout CardImage) -> [UInt8]? {
+    private func answer(_ kind: BlockAccess.Kind, _ packet: [UInt8], _ image: inout CardImage, _ lite: inout LiteChip.Session) -> [UInt8]? {
         if image.ignores.contains(kind.code) { return nil }
         guard let (idm, parsed) = BlockAccess.parse(packet, kind), let si = systemIndex(idm) else { return nil }
+        let family = systems[si].pmm.ic.family
+        if family == .lite || family == .liteS, case .success(let access) = parsed {
+            let request = BlockAccessRequest(services: access.services, blocks: access.blocks, data: access.data)
+            return LiteChip(isLiteS: family == .liteS).answer(request, writing: kind == .write, idm: idm, image: &image, system: si, session: &lite)
+        }
         let outcome = parsed.flatMap { access in check(access, in: image.systems[si], writing: kind == .write).map { (access, $0) } }
         switch (kind, outcome) {
         case (.read, .failure(let e)):

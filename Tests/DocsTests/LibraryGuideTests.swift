@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaCards
 import FeliCaSimulation
+import FeliCaNDEF
 import FeliCaLibNFC
 import FeliCaPCSC
 import FeliCaTrace
@@ -208,5 +209,23 @@ struct LibraryExampleTests {
         let r = try runFelica(["balance", "virtual:suca"], executable: "LibraryExample")
         #expect(r.status == 1)
         #expect(r.stderr.contains("did you mean virtual:suica") || r.stderr.contains("Did you mean virtual:suica"), "\(r.stderr)")
+    }
+
+    // MARK: Write a URI to a tag
+
+    @Test func writeAURI() async throws {
+        let card = VirtualCard(image: SampleCards.liteS)
+        let session = CardSession(transport: VirtualTransport(card: card, name: "virtual:lite-s"))
+        let message = NDEFRecord.encodeMessage([NDEFRecord(wellKnown: "U", payload: NDEFURI.payload("https://example.org/menu"))])
+        let result = try await NDEFTag.write(message, using: session)
+        print("wrote \(message.count) bytes in \(result.writeCommands) Write commands")
+        // Attribute block twice, and the 21-byte message in two blocks, one per command (Nbw 1).
+        #expect(result.writeCommands == 4)
+        let tag = try await NDEFTag.read(using: session)
+        #expect(tag.records.count == 1)
+        let content = try NDEFContent(tag.records[0])
+        let expected = try NDEFURI(payload: NDEFURI.payload("https://example.org/menu"))
+        #expect(content == .uri(expected))
+        #expect(tag.attributes.writeFlag == 0 && tag.attributes.length == message.count)
     }
 }

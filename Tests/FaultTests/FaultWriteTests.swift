@@ -80,4 +80,36 @@ struct FaultWriteTests {
             #expect(WritableCard.stored(card) == WritableCard.records)
         }
     }
+
+    @Test("a lost answer is settled by reading back: done, and sent once",
+          arguments: [PN532Fault.Kind.lateReply(.milliseconds(600)), .corruptChecksum, .dropAck])
+    func lostReplyReadBack(_ kind: PN532Fault.Kind) async throws {
+        let card = VirtualCard(image: WritableCard.image)
+        try await withEmulatedReader(card: card, options: .init(faults: [PN532Fault(kind, atExchange: 2)])) { t, server in
+            let session = CardSession(transport: t)
+            let target = try await session.detect()
+            let outcome = try await session.writeConfirmed(service: WritableCard.service, blocks: [(0, Self.record)], to: target)
+            #expect(outcome == .storedDespiteLostReply, "\(kind)")
+            // One write reached the card (a cyclic service would hold a second copy otherwise).
+            #expect(WritableCard.stored(card) == [Self.record] + WritableCard.records.dropLast())
+        }
+    }
+
+    @Test("the card left before the write and stays away: the read-back fails too, so the outcome is unknown")
+    func lostReplyAndNoReadBack() async throws {
+        let card = VirtualCard(image: WritableCard.image)
+        try await withEmulatedReader(card: card) { t, _ in
+            let session = CardSession(transport: t)
+            let target = try await session.detect()
+            card.removeAfter(exchanges: 0)
+            do throws(FeliCaError) {
+                _ = try await session.writeConfirmed(service: WritableCard.service, blocks: [(0, Self.record)], to: target)
+                Issue.record("an outcome without a card")
+            } catch {
+                #expect(error.code == .ambiguousWrite)
+                #expect(error.reason.contains("whether the write was done is unknown"), "\(error.reason)")
+            }
+            #expect(WritableCard.stored(card) == WritableCard.records)
+        }
+    }
 }

@@ -217,6 +217,34 @@ func metrodroidsOctopusWithANullPMmLoads(_ file: String) throws {
     #expect(purse.block(0) == Hex.decode("00108310518720928b30d38f00000000"))
 }
 
+/// farebot.json (FareBot's own export, 7 cards of which one FeliCa): Metrodroid's
+/// FarebotJsonTest converts its FeliCa card to metrodroid_3.json, so both give the same
+/// card. FareBot keeps the PMm as bytes (01 20 22 04 27 67 4E FF, signed: −1 is FF) where
+/// the conversion drops it.
+@Test func fareBotsOwnExportGivesTheCardMetrodroidConvertsItTo() throws {
+    var image = try loadReal("metrodroid/farebot.json")
+    #expect(image.pmm == PMm(rawValue: 0x0120_2204_2767_4EFF))
+    image.pmm = nil
+    #expect(image == (try loadReal("metrodroid/farebot-metrodroid_3.json")))
+}
+
+/// An export with no FeliCa card, or two, is refused naming what it holds.
+@Test func aFareBotExportMustHoldOneFeliCaCard() throws {
+    let text = try realText("metrodroid/farebot.json")
+    for (changed, message) in [
+        (text.replacing("\"cardType\": \"FeliCa\"", with: "\"cardType\": \"Other\""), "$.cards: no FeliCa card among the 7"),
+        (text.replacing("\"cardType\": \"CEPAS\"", with: "\"cardType\": \"FeliCa\""), "$.cards: 3 FeliCa cards ([1], [2], [3]): a card image is one card"),
+    ] {
+        #expect(changed != text)
+        do {
+            _ = try CardImage(importing: changed)
+            Issue.record("accepted: \(message)")
+        } catch {
+            #expect(error.reason.hasPrefix(message), "\(error.reason)")
+        }
+    }
+}
+
 /// Metrodroid's own FeliCa format fixtures (FelicaJsonImportTest) are written for its
 /// lenient parser: keys without quotes (`3: {`), which JSON does not allow, and "service" 1,
 /// which in FeliCa's node layout (attribute 0 or 1) is an area. They are refused with the
@@ -345,4 +373,31 @@ func aRealDumpReadsTheSameHoweverItWasSaved(_ variant: String) throws {
     } catch {
         #expect(error.reason.hasPrefix("card image \(bad): line \(n + 1): Block 0005 data"))
     }
+}
+
+/// Every real transit dump cut at any line, short of its last block line, is refused with
+/// a line number: none reads as a smaller card.
+@Test(arguments: ["farebot/Suica.nfc", "farebot/PASMO.nfc", "farebot/ICOCA.nfc"])
+func everyCutOfARealDumpIsRefusedWithALine(_ file: String) throws {
+    let lines = try realText(file).split(separator: "\n", omittingEmptySubsequences: false)
+    let lastBlock = try #require(lines.lastIndex { $0.hasPrefix("Block ") })
+    for n in 1...lastBlock {
+        do {
+            _ = try CardImage(importing: lines[0..<n].joined(separator: "\n"))
+            Issue.record("\(file) cut after line \(n) was accepted")
+        } catch {
+            #expect(error.reason.hasPrefix("line ") || error.reason.hasPrefix("no \""), "\(file) cut after line \(n): \(error.reason)")
+        }
+    }
+}
+
+/// A real transit dump written back as a Flipper file (`felica dump --format flipper`) reads
+/// as the same card: its empty areas are written as the firmware writes them.
+@Test(arguments: ["farebot/Suica.nfc", "farebot/PASMO.nfc", "farebot/ICOCA.nfc"])
+func aRealDumpWrittenBackAsFlipperReadsTheSame(_ file: String) throws {
+    let image = try loadReal(file)
+    let text = try image.exported(as: .flipper, now: "2026-01-01T00:00:00Z")
+    #expect(text.contains("Services #012-#000 |") || file.hasSuffix("ICOCA.nfc"))
+    let again = try CardImage(importing: text)
+    #expect(again.systems == image.systems)
 }

@@ -5,7 +5,8 @@
 # `felica watch --count 1` must print the card and exit 0. Dumps of other tools (a Flipper
 # Zero .nfc file, a Metrodroid export, written by `felica dump --format`) served by the
 # emulator's --card read the same as the sample card they came from. The Lite-S tags give
-# the same `ndef`, `poll` and `dump` through libnfc as from the virtual card.
+# the same `ndef`, `poll` and `dump` through libnfc as from the virtual card, and so do two
+# real files other projects publish.
 source "$(dirname "$0")/lib.sh"
 stage_workdir
 tmp="$work"
@@ -62,6 +63,17 @@ if start_pn532 "$tmp/aime.pty" --card aime; then
   else
     fail "aime ndef: exit $ns"; cat "$tmp/n.out" "$tmp/n.err" >&2
   fi
+fi
+
+# Real files of other projects (Tests/RealWorld): FareBot's Flipper dump of a real Suica and
+# a Metrodroid Lite-S export (system 88B4 only, NDEF enabled by its MC block), served by the
+# emulator's --card, read through libnfc as the virtual card reads them.
+real=Tests/RealWorld
+if start_pn532 "$tmp/real-suica.pty" --card "$real/farebot/Suica.nfc"; then
+  libnfc_matches_virtual "$real/farebot/Suica.nfc" "libnfc:pn532_uart:$tmp/real-suica.pty" "balance" "history --json"
+fi
+if start_pn532 "$tmp/real-lite.pty" --card "$real/metrodroid/felicalitendef.json"; then
+  libnfc_matches_virtual "$real/metrodroid/felicalitendef.json" "libnfc:pn532_uart:$tmp/real-lite.pty" "ndef" "poll"
 fi
 
 stage_end

@@ -134,6 +134,12 @@ else
 fi
 deb="$(ls .build/package/felica_*.deb)" simdeb="$(ls .build/package/felica-sim_*.deb)"
 for p in "$deb" "$simdeb"; do note "$(basename "$p"): $(du -k "$p" | cut -f1) KiB, installed $(dpkg-deb -f "$p" Installed-Size) KiB; Depends: $(dpkg-deb -f "$p" Depends)"; done
+# libcrypto (the Lite-S card key's Triple-DES) is linked, so dpkg-shlibdeps must name its package.
+if dpkg-deb -f "$deb" Depends | grep -qE '(^|, )libssl3'; then
+  pass "felica depends on libcrypto's runtime package ($(dpkg-deb -f "$deb" Depends | grep -oE 'libssl3[^,]*'))"
+else
+  fail "felica's Depends lacks libssl3 (libcrypto): $(dpkg-deb -f "$deb" Depends)"
+fi
 
 if lintian --fail-on error,warning --tag-display-limit 0 "$deb" "$simdeb" >"$work/lintian.log" 2>&1; then
   pass "lintian: no error, no warning ($(grep -cE '^[IPXO]: ' "$work/lintian.log") informational tags: lintian -I shows them)"

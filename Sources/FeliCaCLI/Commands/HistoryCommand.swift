@@ -10,7 +10,7 @@ struct HistoryCommand: CLICommand {
             abstract: "Show the transaction history of every purse on the card, newest first.",
             discussion: "Transit records name their stations from the bundled station table (codes as area/line/station where it has none); --stations adds or overrides names from a CSV of area,line,station,name lines.",
             options: CommonOptions.reader + [CommonOptions.stations.spec, PurseOutput.allSystems, CommonOptions.json, CommonOptions.redact,
-                                           HistoryOptions.csv, HistoryOptions.excel, HistoryOptions.summary, HistoryOptions.allowIncomplete])
+                                           HistoryOptions.csv, HistoryOptions.ofx, HistoryOptions.excel, HistoryOptions.summary, HistoryOptions.allowIncomplete])
     }
 
     let readerOptions: ReaderOptions
@@ -21,6 +21,7 @@ struct HistoryCommand: CLICommand {
     let excel: Bool
     let summary: Bool
     let allowIncomplete: Bool
+    let ofx: Bool
 
     init(_ args: ParsedArguments) throws(UsageError) {
         readerOptions = try ReaderOptions(args)
@@ -31,7 +32,8 @@ struct HistoryCommand: CLICommand {
         excel = args.flag(HistoryOptions.excel)
         summary = args.flag(HistoryOptions.summary)
         allowIncomplete = args.flag(HistoryOptions.allowIncomplete)
-        if json && csv { throw UsageError("--json and --csv exclude each other") }
+        ofx = args.flag(HistoryOptions.ofx)
+        if json && (csv || ofx) { throw UsageError("--json and --\(csv ? "csv" : "ofx") exclude each other") }
         try HistoryOptions.checkCSVFlags(args, csv: csv)
         try readerOptions.files.adding { $0.reads(stations, as: "the station table (--stations)") }.check()
     }
@@ -42,6 +44,11 @@ struct HistoryCommand: CLICommand {
             try await PurseOutput.reader(.history, allSystems: allSystems, stations: table, device: device, readerOptions: readerOptions).read(session)
         }
         PurseOutput.diagnostics(report, console)
+        if ofx {
+            return try HistoryOptions.writeOFX(allowIncomplete: allowIncomplete, console: console) { out in
+                try Self.csvRows(report, into: &out)
+            }
+        }
         if csv {
             return try HistoryOptions.writeCSV(excel: excel, summary: summary, allowIncomplete: allowIncomplete, console: console) { out in
                 try Self.csvRows(report, into: &out)
@@ -58,7 +65,7 @@ struct HistoryCommand: CLICommand {
     /// not be read, records that did not decode), then the records oldest first, as a
     /// claim lists trips: by day, and within a day purse by purse in the card's own order
     /// (a transit record keeps no time of day, so time cannot order a day).
-    static func csvRows(_ report: CardReport, into out: inout ExpenseCSV) throws {
+    static func csvRows<Sink: RecordSink>(_ report: CardReport, into out: inout Sink) throws {
         var records: [(date: String, purse: Int, position: Int, record: KeptRecord)] = []
         for (k, p) in report.purses.enumerated() {
             let why = p.historyIssues.map(\.description)

@@ -41,8 +41,10 @@ enum HistoryOptions {
     static let csv = OptionSpec.flag("csv", help: "Write CSV (RFC 4180): date, time, type, from, to, amount, balance, sequence, card, purse, detail.")
     static let excel = OptionSpec.flag("excel", help: "With --csv: start with a UTF-8 byte-order mark and end lines with CRLF, for Excel on Windows.")
     static let summary = OptionSpec.flag("summary", help: "With --csv: after each month, a 'month total' row per card and purse with fares, charges and purchases.")
+    static let ofx = OptionSpec.flag(
+        "ofx", help: "Write an OFX bank statement (OFX 1.0.2, UTF-8) for accounting apps: a statement per card and purse, a transaction per record, in the purse's currency.")
     static let allowIncomplete = OptionSpec.flag(
-        "allow-incomplete", help: "With --csv: exit 0 even when records are missing (the file marks them either way; without this flag the exit status is 1).")
+        "allow-incomplete", help: "With --csv or --ofx: exit 0 even when records are missing (the file marks them either way; without this flag the exit status is 1).")
 
     /// The query of `--idm`, `--purse`, `--from` and `--to`; a period that ends before it
     /// begins can never match and is a usage error.
@@ -170,11 +172,32 @@ enum HistoryOptions {
         return allowIncomplete ? ExitCode.ok : ExitCode.failure
     }
 
-    /// `--excel`, `--summary` and `--allow-incomplete` only mean something with `--csv`.
+    /// Writes records as an OFX statement to stdout; a statement that lacks records says so
+    /// on stderr too (and in XML comments in the statement), and exits 1 unless `allowIncomplete`.
+    static func writeOFX(allowIncomplete: Bool, console: Console, _ produce: (inout OFXStatement) throws -> Void) throws -> Int32 {
+        var t = time(nil)
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        let stamp = "\(parts.tm_year + 1900)" + [parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec]
+            .map { $0 < 10 ? "0\($0)" : "\($0)" }.joined()
+        var ofx = OFXStatement(generatedAt: stamp)
+        try produce(&ofx)
+        console.out(ofx.render())
+        guard !ofx.incomplete.isEmpty else { return ExitCode.ok }
+        console.diag("warning: the statement is incomplete (its comments say where):")
+        for n in ofx.incomplete { console.diag("  \(n)") }
+        return allowIncomplete ? ExitCode.ok : ExitCode.failure
+    }
+
+    /// `--excel` and `--summary` only mean something with `--csv`, `--allow-incomplete`
+    /// with `--csv` or `--ofx`; the two formats exclude each other.
     static func checkCSVFlags(_ args: ParsedArguments, csv: Bool) throws(UsageError) {
-        for f in [excel, summary, allowIncomplete] where args.flag(f) && !csv {
+        let ofx = args.declares(Self.ofx) && args.flag(Self.ofx)
+        if csv && ofx { throw UsageError("--csv and --ofx exclude each other") }
+        for f in [excel, summary] where args.flag(f) && !csv {
             throw UsageError("option '--\(f.long)' needs --csv")
         }
+        if args.flag(allowIncomplete) && !csv && !ofx { throw UsageError("option '--allow-incomplete' needs --csv or --ofx") }
     }
 }
 
@@ -301,14 +324,17 @@ struct LogExportCommand: CLICommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "export",
-            abstract: "Write the kept records as CSV, oldest first, for a spreadsheet or an expense claim.",
+            abstract: "Write the kept records as CSV or OFX, oldest first, for a spreadsheet, an expense claim or an accounting app.",
             discussion: """
                 For a month's commuting claim: felica log export --csv --from 2026-11 --to 2026-11 --summary > november.csv \
                 (add --excel for Excel on Windows). Days oldest first; within a day, each card's purses in the card's own \
                 order. Records that rolled off a card before it was read are a 'gap' row where they were missing, and the \
-                month totals they touch say 'incomplete'; the exit status is then 1 (--allow-incomplete makes it 0).
+                month totals they touch say 'incomplete'; the exit status is then 1 (--allow-incomplete makes it 0). \
+                --ofx writes an OFX bank statement instead (one transaction per record, with an FITID that stays the same \
+                from one export to the next, so an importing app skips what it already has); a record whose amount is not \
+                known (the oldest one read of a card) cannot be a transaction and is left out, which is said as a gap is.
                 """,
-            options: [HistoryOptions.csv, HistoryOptions.db.spec, HistoryOptions.idm.spec, HistoryOptions.purse.spec, HistoryOptions.from.spec,
+            options: [HistoryOptions.csv, HistoryOptions.ofx, HistoryOptions.db.spec, HistoryOptions.idm.spec, HistoryOptions.purse.spec, HistoryOptions.from.spec,
                       HistoryOptions.to.spec, HistoryOptions.excel, HistoryOptions.summary, HistoryOptions.allowIncomplete])
     }
 
@@ -317,9 +343,12 @@ struct LogExportCommand: CLICommand {
     let excel: Bool
     let summary: Bool
     let allowIncomplete: Bool
+    let ofx: Bool
 
     init(_ args: ParsedArguments) throws(UsageError) {
-        guard args.flag(HistoryOptions.csv) else { throw UsageError("'log export' writes CSV: add --csv") }
+        ofx = args.flag(HistoryOptions.ofx)
+        guard args.flag(HistoryOptions.csv) || ofx else { throw UsageError("'log export' writes CSV or OFX: add --csv or --ofx") }
+        try HistoryOptions.checkCSVFlags(args, csv: args.flag(HistoryOptions.csv))
         db = try args.value(HistoryOptions.db)
         query = try HistoryOptions.query(args, newestFirst: false)
         excel = args.flag(HistoryOptions.excel)
@@ -332,18 +361,29 @@ struct LogExportCommand: CLICommand {
         // Each gap goes where its records were: before the first record read after it.
         var gaps = try store.gaps(query).map { g in (g, Self.clamp(g.beforeDate ?? g.afterDate ?? "", query)) }
         gaps.sort { $0.1 < $1.1 }
-        return try HistoryOptions.writeCSV(excel: excel, summary: summary, allowIncomplete: allowIncomplete, console: console) { csv in
-            var next = gaps.startIndex
-            try store.forEach(query) { r in
-                while next < gaps.endIndex, gaps[next].1 < r.date || (gaps[next].1 == r.date && gaps[next].0.card == r.card
-                                                                     && gaps[next].0.purse == r.purse && gaps[next].0.beforeSequence == r.sequence) {
-                    try csv.addGap(gaps[next].0, date: gaps[next].1)
-                    next += 1
-                }
-                try csv.add(r)
+        if ofx {
+            return try HistoryOptions.writeOFX(allowIncomplete: allowIncomplete, console: console) { out in
+                try Self.rows(store, gaps, query, into: &out)
             }
-            for (g, date) in gaps[next...] { try csv.addGap(g, date: date) }
         }
+        return try HistoryOptions.writeCSV(excel: excel, summary: summary, allowIncomplete: allowIncomplete, console: console) { out in
+            try Self.rows(store, gaps, query, into: &out)
+        }
+    }
+
+    /// The records oldest first, each gap before the first record read after it.
+    static func rows<Sink: RecordSink>(_ store: HistoryStore, _ gaps: [(HistoryStore.Gap, String)], _ query: HistoryStore.Query,
+                                       into out: inout Sink) throws {
+        var next = gaps.startIndex
+        try store.forEach(query) { r in
+            while next < gaps.endIndex, gaps[next].1 < r.date || (gaps[next].1 == r.date && gaps[next].0.card == r.card
+                                                                 && gaps[next].0.purse == r.purse && gaps[next].0.beforeSequence == r.sequence) {
+                try out.addGap(gaps[next].0, date: gaps[next].1)
+                next += 1
+            }
+            try out.add(r)
+        }
+        for (g, date) in gaps[next...] { try out.addGap(g, date: date) }
     }
 
     /// The day of a gap's row, within the period exported.

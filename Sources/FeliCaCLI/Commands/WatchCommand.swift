@@ -1,6 +1,8 @@
 import FeliCa
 import FeliCaCards
 import FeliCaLog
+import FeliCaDelivery
+import FeliCaJSON
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -32,7 +34,14 @@ struct WatchCommand: CLICommand {
                 again every half second until it is back (for a bare usb, the same model first, else the first RC-S380), \
                 which is said once too ({"event":"readerBack",...}), and watching goes on; Ctrl-C ends the wait. \
                 --exit-on-reader-loss ends watching with the reader's error instead (exit status 1), for scripts. \
-                See Docs/readers.md.
+                With no reader at all when watching starts, watch says so once and waits for one the same way \
+                (--exit-on-reader-loss: exit status 69 at once). See Docs/readers.md. \
+                --post, --mqtt and --exec send each reading on: it is kept on disk in the spool first and delivered in \
+                order, tried again with growing pauses while the server or broker is down, and removed once acknowledged \
+                (HTTP 2xx, MQTT PUBACK); a watch killed or a machine rebooted loses nothing, the next watch delivers it. \
+                Each reading carries an "id", the same on every try, so a receiver can drop a copy it already has. \
+                An --exec command gets the reading's JSON on standard input; its standard output goes to stderr; it runs \
+                one at a time and never holds up the reading of cards. See Docs/kiosk.md.
                 """,
             options: CommonOptions.readerWithoutWait + [
                 countOption.spec,
@@ -42,7 +51,8 @@ struct WatchCommand: CLICommand {
                 saveFlag,
                 HistoryOptions.db.spec,
                 exitOnReaderLossFlag,
-            ])
+                ignoreRepeatOption.spec,
+            ] + DeliveryOptions.specs)
     }
 
     static let countOption = Option(OptionSpec("count", value: "n", help: "Stop after <n> cards read in full.")) { c throws(UsageError) in
@@ -52,6 +62,13 @@ struct WatchCommand: CLICommand {
     static let saveFlag = OptionSpec.flag("save", help: "Keep every card's records in the history database (as `felica log add` does).")
     static let exitOnReaderLossFlag = OptionSpec.flag(
         "exit-on-reader-loss", help: "End with the reader's error when it is unplugged or stops answering, instead of waiting for it to come back.")
+    static let ignoreRepeatOption = Option(OptionSpec(
+        "ignore-repeat", value: "duration", help: "Do not report a card again within this long of its last reading (60, 90s, 5m, 1h); said on stderr with -v.")) { s throws(UsageError) in
+        guard let d = parseDuration(s), d > .zero, d <= .seconds(7 * 86400) else {
+            throw UsageError("option '--ignore-repeat': \"\(s)\" is not a duration (seconds, or a number with s, m or h, e.g. 60, 90s, 5m; at most a week)")
+        }
+        return d
+    }
     static let intervalOption = Option.seconds(OptionSpec(
         "interval", value: "seconds", help: "Pause between polls for a card and for its leaving (default 0.25; 0 = poll back to back)."), in: 0...60)
 
@@ -63,12 +80,19 @@ struct WatchCommand: CLICommand {
     /// The history database to save each card to (`--save`); nil when not saving.
     let save: Bool
     let db: String?
+    /// Where readings go besides standard output (`--post`, `--mqtt`, `--exec`).
+    let delivery: DeliveryOptions
+    /// `--ignore-repeat`: a card read again within this long is not reported.
+    let ignoreRepeat: Duration?
+    /// `--exit-on-reader-loss`: no reader at the start ends the command too.
+    let exitOnReaderLoss: Bool
 
     init(_ args: ParsedArguments) throws(UsageError) {
         var readerOptions = try ReaderOptions(args)
         // A PC/SC reader opens with no card on it: each Polling waits for the next card.
         readerOptions.requiresCard = false
-        if !args.flag(Self.exitOnReaderLossFlag) { readerOptions.reconnectInterval = Self.reconnectInterval }
+        exitOnReaderLoss = args.flag(Self.exitOnReaderLossFlag)
+        if !exitOnReaderLoss { readerOptions.reconnectInterval = Self.reconnectInterval }
         self.readerOptions = readerOptions
         count = try args.value(Self.countOption)
         interval = try args.value(Self.intervalOption) ?? Self.defaultInterval
@@ -77,7 +101,14 @@ struct WatchCommand: CLICommand {
         save = args.flag(Self.saveFlag)
         db = try args.value(HistoryOptions.db)
         if db != nil && !save { throw UsageError("option '--db' needs --save") }
-        try readerOptions.files.adding { $0.writes(db, as: "--db") }.check()
+        delivery = try DeliveryOptions(args)
+        ignoreRepeat = try args.value(Self.ignoreRepeatOption)
+        let delivery = delivery
+        try readerOptions.files.adding {
+            $0.writes(db, as: "--db")
+            $0.reads(delivery.tokenFile, as: "--post-token-file")
+            $0.reads(delivery.passwordFile, as: "--mqtt-password-file")
+        }.check()
     }
 
     /// How often to poll for a card, and for its leaving.
@@ -88,15 +119,22 @@ struct WatchCommand: CLICommand {
     func run(_ console: Console) async throws -> Int32 {
         // Opened before the reader, so a database that cannot be opened fails at once.
         let dbPath: String? = save ? try HistoryOptions.open(db).path : nil
-        let (device, session) = try await CardContext.open(readerOptions, console: console)
-        let json = json, limit = count, interval = interval
+        // The handler is in place before anything waits, so no signal is lost.
+        Self.catchInterrupts()
+        // Delivery starts before the reader opens: what an earlier watch left is sent
+        // while this one waits for its reader.
+        let sending = delivery.any ? try WatchDelivery(delivery, database: dbPath, console: console) : nil
+        guard let opened = try await Self.openWaiting(readerOptions, exitOnLoss: exitOnReaderLoss, console: console) else {
+            await sending?.finish()
+            Self.endBy(Self.interrupted.load(ordering: .relaxed))
+        }
+        let (device, session) = opened
+        let json = json, limit = count, interval = interval, ignoreRepeat = ignoreRepeat
         let reader = PurseOutput.reader(save ? .history : .balance, allSystems: allSystems, stations: save ? .bundled : nil, issuer: false)
         if device.virtualCard != nil {
             console.diag("\(session.transport.name) is a virtual card: each read counts as a tap, then the card is taken away and tapped again"
                 + (limit.map { " (\($0) tap\($0 == 1 ? "" : "s"))" } ?? " until Ctrl-C"))
         }
-        // The handler is in place before the loop starts, so no signal is lost.
-        Self.catchInterrupts()
         let taps = device.taps(session, interval: interval) { event in
             switch event {
             case .waitingForCard: console.progress("waiting for a card on \(session.transport.name) (Ctrl-C ends)")
@@ -109,19 +147,22 @@ struct WatchCommand: CLICommand {
                 console.endProgress()
                 console.diag("reader \(device) is gone (unplugged or not answering)\(console.verbose ? ": \(error.reason)" : ""); waiting for it to come back (Ctrl-C ends)")
                 if json { JSONOut.print(.object(["event": .string("readerLost"), "device": .string(device), "reason": .string(error.reason)]), console) }
+                if let sending { Task { await sending.readerState(.readerLost, device: device) } }
             case .readerStillAway(let device, let error):
                 // Why the wait goes on, with -v: once, and again when the reason changes.
                 if console.verbose { console.diag("reader \(device) is not back yet: \(error.reason)") }
             case .readerBack(let device):
                 console.diag("reader \(device) is back: watching again")
                 if json { JSONOut.print(.object(["event": .string("readerBack"), "device": .string(device)]), console) }
+                if let sending { Task { await sending.readerState(.online, device: device) } }
             }
         }
         let task = Task { () async throws -> Void in
             let saver = try dbPath.map { WatchSaver(store: try HistoryOptions.open($0), console: console) }
             // Readings kept through a lock get one more try however the loop ends.
             defer { if saver?.finish() == false { Self.unsaved.store(true, ordering: .relaxed) } }
-            try await Self.loop(taps, session: session, reader: reader, saver: saver, json: json, limit: limit, console: console)
+            try await Self.loop(taps, session: session, reader: reader, saver: saver, json: json, limit: limit,
+                                sending: sending, ignoreRepeat: ignoreRepeat, console: console)
         }
         let monitor = Task {
             while Self.interrupted.load(ordering: .relaxed) == 0 {
@@ -137,10 +178,12 @@ struct WatchCommand: CLICommand {
         } catch let e as FeliCaError where e.code == .cancelled {
         } catch {
             await session.transport.close()
+            await sending?.finish()
             throw error
         }
         console.endProgress()
         await session.transport.close()
+        await sending?.finish()
         if Self.unsaved.load(ordering: .relaxed) { return ExitCode.failure }
         let signal = Self.interrupted.load(ordering: .relaxed)
         if signal != 0 { Self.endBy(signal) }
@@ -182,18 +225,34 @@ struct WatchCommand: CLICommand {
     }
 
     static func loop(_ taps: Taps, session: CardSession, reader: CardReader, saver: WatchSaver?, json: Bool,
-                     limit: Int?, console: Console) async throws {
+                     limit: Int?, sending: WatchDelivery? = nil, ignoreRepeat: Duration? = nil, console: Console) async throws {
         var read = 0
+        /// When each card was last reported (`--ignore-repeat`).
+        var reported: [IDm: ContinuousClock.Instant] = [:]
         for try await tap in taps {
             console.endProgress()
+            if let window = ignoreRepeat {
+                let idm = tap.target.idm
+                if let last = reported[idm], tap.polledAt - last < window {
+                    if console.verbose {
+                        console.diag("card \(idm) read again \(Self.seconds(tap.polledAt - last)) s after its last reading: not reported (--ignore-repeat)")
+                    }
+                    continue
+                }
+                // Forget cards whose window has passed: the table stays as small as the window.
+                reported = reported.filter { tap.polledAt - $0.value < window }
+            }
             if let report = try await readCard(reader, session, tap.target, taps: taps, console) {
                 PurseOutput.diagnostics(report, console)
                 let elapsed = Self.milliseconds(ContinuousClock.now - tap.polledAt)
                 let saved = try saver?.save(report, device: session.transport.name)
+                if ignoreRepeat != nil { reported[tap.target.idm] = tap.polledAt }
+                var line = PurseOutput.json(report, history: false).objectValue ?? [:]
+                line.append("elapsedMs", .number(elapsed))
+                if let saved { line.append("saved", HistoryOptions.json(saved)) }
+                // The reading's id leads its line too, so the output and what was delivered match up.
+                if let sending { line = sending.reading(line, idm: "\(report.idm)", device: session.transport.name) }
                 if json {
-                    var line = PurseOutput.json(report, history: false).objectValue ?? [:]
-                    line.append("elapsedMs", .number(elapsed))
-                    if let saved { line.append("saved", HistoryOptions.json(saved)) }
                     JSONOut.print(.object(line), console)
                 } else {
                     console.line("Card \(report.idm)")
@@ -232,6 +291,47 @@ struct WatchCommand: CLICommand {
             console.diag("card \(first.idm) not read: \(what)\(console.verbose ? " (\(error.reason))" : ""); still watching — tap it again and hold it still")
             return nil
         }
+    }
+
+    /// Opens the reader; with no reader there yet (and no --exit-on-reader-loss), says so
+    /// once and tries again every half second, as after a reader is lost. Nil when a
+    /// signal ended the wait.
+    static func openWaiting(_ options: ReaderOptions, exitOnLoss: Bool, console: Console) async throws -> (Device, CardSession)? {
+        var said = false
+        while true {
+            do {
+                let opened = try await CardContext.open(options, console: console)
+                if said { console.diag("reader \(opened.session.transport.name) found: watching") }
+                return opened
+            } catch let error as FeliCaError where error.isUnavailable && !exitOnLoss && error.code != .noCard {
+                if !said {
+                    let which = options.device.map { "reader \($0)" } ?? "reader"
+                    console.diag("no \(which) yet (\(error.reason)); waiting for one (Ctrl-C ends)")
+                    said = true
+                }
+            }
+            for _ in 0..<10 {
+                if interrupted.load(ordering: .relaxed) != 0 { return nil }
+                try? await Task.sleep(for: reconnectInterval / 10)
+            }
+        }
+    }
+
+    /// `60`, `90s`, `5m`, `1h`, `0.5`: a duration; nil when it is not one.
+    static func parseDuration(_ text: String) -> Duration? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600]
+        var number = Substring(text), scale = 1.0
+        if let last = text.last, let unit = units[last] {
+            number = number.dropLast()
+            scale = unit
+        }
+        guard !number.isEmpty, number.allSatisfy({ $0.isNumber || $0 == "." }), let value = Double(number), value.isFinite else { return nil }
+        return .milliseconds(Int64((value * scale * 1000).rounded()))
+    }
+
+    /// Seconds, to a tenth.
+    static func seconds(_ d: Duration) -> Double {
+        (milliseconds(d) / 100).rounded() / 10
     }
 
     /// Milliseconds, to a tenth.
