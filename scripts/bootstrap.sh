@@ -13,6 +13,8 @@ build=(
   libcurl4-openssl-dev libmosquitto-dev   # watch --post (libcurl), watch --mqtt (libmosquitto)
   libssl-dev              # libcrypto: the FeliCa Lite-S card key's Triple-DES
   dpkg-dev binutils       # dpkg-shlibdeps, dpkg-deb and strip, for scripts/package.sh
+  debootstrap             # the Debian 13 root with Debian's Swift (scripts/trixie-root.sh)
+  qemu-user-static        # runs the arm64 build (package.sh --target trixie-arm64, its tests)
 )
 
 # The test stages and benchmarks, on top: the real stacks and the stand-ins' plumbing.

@@ -24,7 +24,7 @@ import sys
 import tempfile
 
 root = os.path.abspath(sys.argv[1])
-CARD_COMMANDS = {"poll", "dump", "read", "balance", "history", "watch", "add"}
+CARD_COMMANDS = {"poll", "dump", "read", "balance", "history", "watch", "add", "ndef", "write", "verify"}
 
 
 def examples(path):
@@ -114,6 +114,8 @@ def why_not(command):
     sub = [w for w in words[1:] if not w.startswith("-")][:2]
     if sub[:1] in (["devices"], ["doctor"]):
         return "depends on the readers of the machine"
+    if sub[:1] == ["write"] and "--dry-run" in words:
+        return None  # prints the frames it would send; opens no reader
     if sub and (sub[0] in CARD_COMMANDS or sub[:2] == ["log", "add"] or sub[:2] == ["bench", "order"] and device):
         if not device or not device.group(1).startswith(kinds):
             return "needs a reader"

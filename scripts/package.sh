@@ -1,36 +1,127 @@
 #!/usr/bin/env bash
-# Builds felica and felica-sim in release mode with the Swift runtime linked in statically,
-# and writes two Debian packages that need no Swift toolchain:
-#   .build/package/felica_<version>_<arch>.deb
-#   .build/package/felica-sim_<version>_<arch>.deb
-# The version is the one `felica --version` prints. Needs dpkg-dev (scripts/bootstrap.sh build).
-# Docs/install.md describes what the packages install.
+# Builds felica and felica-sim in release mode and writes two Debian packages:
+#   scripts/package.sh [--target TARGET]
+#   .build/package/<TARGET>/felica_<version>_<arch>.deb
+#   .build/package/<TARGET>/felica-sim_<version>_<arch>.deb
+# TARGET is one of
+#   bookworm-amd64  (the default) Debian 12 and later on amd64: built with the Swift on PATH,
+#                   the Swift runtime linked in statically, so no Swift is needed where it runs;
+#   trixie-amd64    Debian 13 and later on amd64: built with Debian's own Swift (swiftlang) in
+#                   a trixie root (scripts/trixie-root.sh), linked against Debian's runtime
+#                   (libswiftlang), so the packages are small;
+#   trixie-arm64    the same for arm64 (Raspberry Pi OS based on trixie, …), cross-built on
+#                   amd64 in that root; its programs are run once under qemu-user (for their
+#                   version, man page and completions).
+# The version is the one `felica --version` prints. Needs dpkg-dev (scripts/bootstrap.sh
+# build); the trixie targets also need root (or sudo), debootstrap and, for arm64,
+# qemu-user-static. Docs/install.md describes the packages and which system takes which.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 umask 022
 
-scratch=.build/static
-out=.build/package
+host_arch="$(dpkg --print-architecture)"
+target=bookworm-$host_arch
+while (($#)); do
+  case "$1" in
+    --target) [[ $# -ge 2 ]] || { echo "package: --target needs a value" >&2; exit 64; }; target="$2"; shift 2 ;;
+    --target=*) target="${1#--target=}"; shift ;;
+    *) echo "package: unknown argument '$1' (usage: scripts/package.sh [--target bookworm-amd64|trixie-amd64|trixie-arm64])" >&2; exit 64 ;;
+  esac
+done
+case "$target" in
+  "bookworm-$host_arch" | trixie-amd64 | trixie-arm64) ;;
+  bookworm-*) echo "package: $target is built on a $target machine (this one is $host_arch)" >&2; exit 64 ;;
+  *) echo "package: unknown target '$target' (bookworm-amd64, trixie-amd64 or trixie-arm64)" >&2; exit 64 ;;
+esac
+[[ "$target" == trixie-* && "$host_arch" != amd64 ]] \
+  && { echo "package: the trixie targets are built on an amd64 machine (this one is $host_arch)" >&2; exit 64; }
+
+out=.build/package/$target
 maintainer="${DEBFULLNAME:-The felica authors} <${DEBEMAIL:-felica@users.noreply.github.com}>"
+# File dates and the changelog's date: the commit's, so two builds of one commit match.
+export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}"
+commit="${FELICA_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+
+# A trixie target is built inside the trixie root, by this script run again there.
+if [[ "$target" == trixie-* && -z "${FELICA_IN_TRIXIE_ROOT:-}" ]]; then
+  [[ "$target" == trixie-arm64 ]] && ! command -v qemu-aarch64-static >/dev/null \
+    && { echo "package: qemu-aarch64-static is missing; run scripts/bootstrap.sh build" >&2; exit 1; }
+  scripts/trixie-root.sh >/dev/null
+  exec scripts/trixie-root.sh run env FELICA_IN_TRIXIE_ROOT=1 SOURCE_DATE_EPOCH="$SOURCE_DATE_EPOCH" \
+    FELICA_COMMIT="$commit" DEBFULLNAME="${DEBFULLNAME:-}" DEBEMAIL="${DEBEMAIL:-}" \
+    scripts/package.sh --target "$target"
+fi
 
 for tool in dpkg-deb dpkg-shlibdeps strip gzip; do
   command -v "$tool" >/dev/null || { echo "package: $tool is missing; run scripts/bootstrap.sh build" >&2; exit 1; }
 done
 
-build_flags=(-c release --static-swift-stdlib --scratch-path "$scratch" -Xswiftc -warnings-as-errors)
-echo "package: building (release, static Swift runtime, in $scratch)" >&2
+# run PROGRAM ARG…: a built program, on this machine (under qemu-user for arm64).
+run=()
+shlibdeps_flags=()
+case "$target" in
+  bookworm-*)
+    scratch=.build/static
+    build_flags=(-c release --static-swift-stdlib --scratch-path "$scratch" -Xswiftc -warnings-as-errors)
+    arch="$host_arch"
+    swift_depends=""
+    strip_tool=strip
+    echo "package: building (release, static Swift runtime, in $scratch)" >&2
+    ;;
+  trixie-*)
+    arch="${target#trixie-}"
+    scratch=.build/trixie/release-$arch
+    # Debian's Swift runtime: where libswiftlang puts it (the binaries' RUNPATH).
+    runtime=/usr/libexec/swift/lib/swift/linux
+    build_flags=(-c release --scratch-path "$scratch" -Xswiftc -warnings-as-errors)
+    strip_tool=strip
+    if [[ "$arch" == arm64 ]]; then
+      # The arm64 swiftlang, unpacked by trixie-root.sh: its resource directory holds the
+      # arm64 Swift modules and runtime. The RUNPATH is where libswiftlang:arm64 puts them.
+      arm64_swift=.build/trixie/arm64-swift
+      build_flags+=(--triple aarch64-unknown-linux-gnu
+        -Xswiftc -resource-dir -Xswiftc "$(realpath "$arm64_swift/usr/libexec/swift/lib/swift")"
+        -Xswiftc -use-ld=lld -Xswiftc -no-toolchain-stdlib-rpath -Xlinker -rpath -Xlinker "$runtime")
+      run=(qemu-aarch64-static -L / -E "LD_LIBRARY_PATH=$(realpath "$arm64_swift$runtime")")
+      strip_tool=aarch64-linux-gnu-strip
+      export DEB_HOST_ARCH=arm64 DEB_HOST_MULTIARCH=aarch64-linux-gnu
+    fi
+    # dpkg-shlibdeps learns that the runtime's libraries (unversioned sonames, which it
+    # would otherwise skip) come from libswiftlang, from a symbols file made from the
+    # libswiftlang package itself, unpacked as a package tree beside the root.
+    swiftlang_tree=.build/trixie/libswiftlang-$arch
+    if [[ ! -f "$swiftlang_tree/DEBIAN/symbols" ]]; then
+      deb="$(ls /var/cache/apt/archives/libswiftlang_*_"$arch".deb | tail -n 1)"
+      rm -rf "$swiftlang_tree"
+      dpkg-deb -R "$deb" "$swiftlang_tree"
+      swift_version="$(dpkg-deb -f "$deb" Version)"
+      swift_version="${swift_version%-*}"
+      tree="$(realpath "$swiftlang_tree")"
+      mkdir -p "$swiftlang_tree.src/debian"
+      printf 'Source: swiftlang\n\nPackage: libswiftlang\nArchitecture: any\n' >"$swiftlang_tree.src/debian/control"
+      (cd "$swiftlang_tree.src" && dpkg-gensymbols -q -plibswiftlang -P"$tree" -v"$swift_version" -a"$arch" \
+        -O"$tree/DEBIAN/symbols" -e"$tree$runtime/*.so" >"$tree.gensymbols.log" 2>&1) || true
+      [[ -s "$swiftlang_tree/DEBIAN/symbols" ]] \
+        || { tail -n 5 "$tree.gensymbols.log" >&2; echo "package: cannot make the symbols file of $deb" >&2; exit 1; }
+    fi
+    # Swift's runtime keeps no ABI from one minor release to the next on Linux: the
+    # packages take the libswiftlang of the 6.0 series they were built with, no later one.
+    swift_series="$(dpkg-query -W -f '${Version}' libswiftlang | grep -oE '^[0-9]+\.[0-9]+')"
+    [[ -n "$swift_series" ]] || { echo "package: libswiftlang is not installed in the trixie root" >&2; exit 1; }
+    swift_depends="libswiftlang (<< ${swift_series%.*}.$((${swift_series#*.} + 1))~)"
+    shlibdeps_flags=(-S"$(realpath "$swiftlang_tree")")
+    echo "package: building (release, Debian's Swift $(swift --version 2>&1 | grep -o 'version [0-9.]*' | head -n 1), for $arch, in $scratch)" >&2
+    ;;
+esac
+
 for product in felica felica-sim; do
   swift build "${build_flags[@]}" --product "$product" >&2
 done
 bin="$(swift build "${build_flags[@]}" --show-bin-path)"
 
-version="$("$bin/felica" --version)"
-sim_version="$("$bin/felica-sim" --version)"
+version="$("${run[@]}" "$bin/felica" --version)"
+sim_version="$("${run[@]}" "$bin/felica-sim" --version)"
 [[ "$version" == "$sim_version" ]] || { echo "package: felica says $version, felica-sim says $sim_version" >&2; exit 1; }
-arch="$(dpkg --print-architecture)"
-# File dates and the changelog's date: the commit's, so two builds of one commit match.
-export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}"
-commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 
 rm -rf "$out"
 mkdir -p "$out"
@@ -44,15 +135,15 @@ gz() { gzip -9 -n -c "$1" >"$2"; }
 stage() {
   local package="$1" program="$2" root="$out/$1"
   install_file "$bin/$program" "$root/usr/bin/$program" 0755
-  strip --remove-section=.comment --remove-section=.note --strip-unneeded "$root/usr/bin/$program"
+  "$strip_tool" --remove-section=.comment --remove-section=.note --strip-unneeded "$root/usr/bin/$program"
   mkdir -p "$root/usr/share/man/man1"
-  "$bin/$program" --generate-manual >"$out/$program.1"
+  "${run[@]}" "$bin/$program" --generate-manual >"$out/$program.1"
   gz "$out/$program.1" "$root/usr/share/man/man1/$program.1.gz"
   mkdir -p "$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vendor-completions" \
     "$root/usr/share/fish/vendor_completions.d"
-  "$bin/$program" --generate-completion-script bash >"$root/usr/share/bash-completion/completions/$program"
-  "$bin/$program" --generate-completion-script zsh >"$root/usr/share/zsh/vendor-completions/_$program"
-  "$bin/$program" --generate-completion-script fish >"$root/usr/share/fish/vendor_completions.d/$program.fish"
+  "${run[@]}" "$bin/$program" --generate-completion-script bash >"$root/usr/share/bash-completion/completions/$program"
+  "${run[@]}" "$bin/$program" --generate-completion-script zsh >"$root/usr/share/zsh/vendor-completions/_$program"
+  "${run[@]}" "$bin/$program" --generate-completion-script fish >"$root/usr/share/fish/vendor_completions.d/$program.fish"
   install_file packaging/copyright "$root/usr/share/doc/$package/copyright" 0644
   cat >"$out/changelog" <<EOF
 $package ($version) unstable; urgency=medium
@@ -70,7 +161,7 @@ control() {
   local package="$1" description="$2" extra="$3" root="$out/$1" shlibs
   mkdir -p "$out/shlibs/debian" "$root/DEBIAN"
   printf 'Source: felica\n\nPackage: %s\nArchitecture: any\n' "$package" >"$out/shlibs/debian/control"
-  shlibs="$(cd "$out/shlibs" && dpkg-shlibdeps -O -e"$(realpath "../$package/usr/bin/$package")" 2>/dev/null)"
+  shlibs="$(cd "$out/shlibs" && dpkg-shlibdeps "${shlibdeps_flags[@]}" -O -e"$(realpath "../$package/usr/bin/$package")" 2>/dev/null)"
   shlibs="${shlibs#shlibs:Depends=}"
   local depends="$shlibs${extra:+, $extra}"
   local size
@@ -103,13 +194,13 @@ install_file packaging/60-felica.rules "$out/felica/usr/lib/udev/rules.d/60-feli
 install_file packaging/felica-blacklist.conf "$out/felica/usr/lib/modprobe.d/felica.conf" 0644
 install_file "packaging/felica-watch@.service" "$out/felica/usr/lib/systemd/system/felica-watch@.service" 0644
 install_file Docs/install.md "$out/felica/usr/share/doc/felica/install.md" 0644
-recommends="pcscd, libccid" control felica "read Japanese FeliCa cards (Suica, Edy, nanaco, WAON) from USB readers" ""
+recommends="pcscd, libccid" control felica "read Japanese FeliCa cards (Suica, Edy, nanaco, WAON) from USB readers" "$swift_depends"
 
 stage felica-sim felica-sim
 bridge="$(find Sources -name usb-bridge.py | head -n 1)"
 install_file "$bridge" "$out/felica-sim/usr/share/felica-sim/usb-bridge.py" 0644
 recommends="vsmartcard-vpcd" control felica-sim "stand-ins for FeliCa readers, to test felica without hardware" \
-  "umockdev, gir1.2-umockdev-1.0, python3, python3-gi"
+  "${swift_depends:+$swift_depends, }umockdev, gir1.2-umockdev-1.0, python3, python3-gi"
 
 rm -f "$out/changelog" "$out"/*.1
 for package in felica felica-sim; do rm -rf "${out:?}/$package"; done

@@ -31,8 +31,11 @@ struct EmulatedUSBDevice: Sendable {
     /// interface and two bulk endpoints.
     var descriptors: [UInt8] {
         func le(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
-        let device: [UInt8] = [18, 1] + le(0x0200) + [0, 0, 0, 64] + le(vendor) + le(product) + le(release)
-            + [manufacturer == nil ? 0 : 1, productName == nil ? 0 : 2, 0, 1]
+        // In pieces: Swift 6.0's type checker gives up on the whole sum in one expression.
+        let strings: [UInt8] = [manufacturer == nil ? 0 : 1, productName == nil ? 0 : 2, 0, 1]
+        var device: [UInt8] = [18, 1] + le(0x0200) + [0, 0, 0, 64]
+        device += le(vendor) + le(product) + le(release)
+        device += strings
         let configuration: [UInt8] = [9, 2] + le(32) + [1, 1, 0, 0x80, maxPower]
         let interface: [UInt8] = [9, 4, 0, 0, 2, 0xFF, 0xFF, 0xFF, 0]
         let endpoints: [UInt8] = [outEndpoint, inEndpoint].flatMap { (address: UInt8) -> [UInt8] in [7, 5, address, 2] + le(packetSize) + [0] }

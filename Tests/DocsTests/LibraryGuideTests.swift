@@ -68,6 +68,8 @@ let tracePath = packageRoot.appendingPathComponent("Tests/DocsTests/Traces/campu
         #expect(report.purses.first?.balance == 1234)
     }
 
+    // Exit tests came with Swift 6.2: Debian's Swift 6.0 builds the suite without this one.
+    #if compiler(>=6.2)
     /// No reader is plugged in where the tests run: opening one says so with `.noReader`
     /// (or, when a stand-in is up, opens it; either way the call is real). Each runs in a
     /// child process (an exit test): libpcsclite and libnfc keep per-process state (the
@@ -90,6 +92,7 @@ let tracePath = packageRoot.appendingPathComponent("Tests/DocsTests/Traces/campu
             }
         }
     }
+    #endif
 
     // MARK: Write a profile
 

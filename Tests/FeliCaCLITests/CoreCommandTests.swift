@@ -88,7 +88,8 @@ func dumpJSONRoundTripsThroughVirtualImage(_ name: String) throws {
 
 @Test func dumpImageOfTheFixtureIsTheFixture() throws {
     let r = try run(["dump", "--device", "virtual:" + fixture("two-system.json"), "--json"])
-    #expect(r.stdout == (try String(contentsOfFile: fixture("two-system.json"), encoding: .utf8)))
+    let fixtureText = try String(contentsOfFile: fixture("two-system.json"), encoding: .utf8)
+    #expect(r.stdout == fixtureText)
 }
 
 @Test func dumpOutputFileIsWrittenWhole() throws {
@@ -97,7 +98,9 @@ func dumpJSONRoundTripsThroughVirtualImage(_ name: String) throws {
     let r = try run(["dump", "--device", "virtual:" + fixture("two-system.json"), "--json", "--output", path])
     #expect(r.status == 0)
     #expect(r.stdout.isEmpty)
-    #expect(try String(contentsOfFile: path, encoding: .utf8) == (try String(contentsOfFile: fixture("two-system.json"), encoding: .utf8)))
+    let written = try String(contentsOfFile: path, encoding: .utf8)
+    let expected = try String(contentsOfFile: fixture("two-system.json"), encoding: .utf8)
+    #expect(written == expected)
     let failed = try run(["dump", "--device", "virtual:/no/card.json", "--json", "--output", path])
     #expect(failed.status == 1)
     #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix("{"))  // untouched

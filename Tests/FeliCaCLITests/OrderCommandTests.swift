@@ -229,7 +229,8 @@ import Testing
               keep each purse's system first with --before 0003:fe00
 
             """, "\(r.stderr)")
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(try run(["order", "--json"]).stdout.utf8)) as? [String: Any])
+        let order = try run(["order", "--json"])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(order.stdout.utf8)) as? [String: Any])
         let outside = try #require(json["outsideTheirPurse"] as? [[String: String]])
         #expect(outside.map { $0["card"] } == ["suica", "wallet"])
         #expect(outside.first?["purseSystem"] == "0003")

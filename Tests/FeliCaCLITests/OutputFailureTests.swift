@@ -6,7 +6,9 @@ import Testing
 @Suite struct OutputFailureTests {
     static let suica = ["--device", "virtual:suica"]
 
-    @Test(arguments: [
+    /// Every command that writes output (typed, and in a property: Swift 6.0's type checker
+    /// gives up on the list inside `@Test(arguments:)`).
+    static let commands: [[String]] = [
         ["balance", "--json"] + suica, ["balance"] + suica, ["history"] + suica, ["history", "--json"] + suica,
         ["poll"] + suica, ["poll", "--json"] + suica, ["dump"] + suica, ["dump", "--json"] + suica,
         ["read", "--service", "090f"] + suica, ["watch", "--count", "1"] + suica, ["watch", "--json", "--count", "1"] + suica,
@@ -15,7 +17,9 @@ import Testing
         ["trace", "show", "Tests/Traces/suica-balance.jsonl"],
         ["doctor", "--root", "Tests/FeliCaCLITests/Fixtures/doctor/ready"],
         ["help"], ["poll", "--help"], ["--version"], ["--generate-manual"], ["--generate-completion-script", "bash"],
-    ])
+    ]
+
+    @Test(arguments: commands)
     func aFullDiskFailsTheCommand(_ args: [String]) throws {
         let args = args.map { $0.hasPrefix("Tests/") ? packageRoot.appendingPathComponent($0).path : $0 }
         let r = try run(args, stdout: "/dev/full")

@@ -124,9 +124,10 @@ struct LibNFCFailureTests {
             let polling = try await t.exchange(PollingCommand().encode(), timeout: .milliseconds(10))
             let idm = try PollingResponse.decode(polling[...]).idm
             let start = ContinuousClock.now
-            let error = await #expect(throws: FeliCaError.timeout) {
+            let error = await thrownError {
                 _ = try await t.exchange(readPacket(idm), timeout: .milliseconds(40))
             }
+            #expect(error == FeliCaError.timeout)
             // The watchdog (chip timeout 51.2 ms + 150 ms) fires and aborts the command, before
             // the reply at 600 ms; libnfc's backstop (a second later) would have let the late
             // reply through. Which one fired is in the reason, not the clock: on a loaded

@@ -133,7 +133,8 @@ let posterVector: [UInt8] = {
 @Test func externalAbsoluteUnknownAndEmptyRecordsKeepTypeAndPayload() throws {
     let external = bytes("D4 0F 02") + Array("example.com:foo".utf8) + bytes("CAFE")  // TNF 4
     #expect(try content(external) == [.external(type: "example.com:foo")])
-    #expect(NDEFRendering.json(try NDEFRecord.parseMessage(external)[0])["payload"]?.stringValue == "cafe")
+    let externalRecord = try NDEFRecord.parseMessage(external)[0]
+    #expect(NDEFRendering.json(externalRecord)["payload"]?.stringValue == "cafe")
     let absolute = bytes("D3 0C 01") + Array("http://a/b#c".utf8) + [0x01]  // TNF 3
     #expect(try content(absolute) == [.absoluteURI("http://a/b#c")])
     let unknown = bytes("D5 00 03 010203")  // TNF 5: no type
@@ -144,7 +145,8 @@ let posterVector: [UInt8] = {
     // An unknown well-known type is shown by type and payload too.
     let wk = single("Zz", [0xAB])
     #expect(try content(wk) == [.other])
-    #expect(NDEFRendering.json(try NDEFRecord.parseMessage(wk)[0])["type"]?.stringValue == "Zz")
+    let wkRecord = try NDEFRecord.parseMessage(wk)[0]
+    #expect(NDEFRendering.json(wkRecord)["type"]?.stringValue == "Zz")
 }
 
 @Test func aLongRecordUsesFourLengthBytes() throws {
@@ -174,7 +176,8 @@ let chunkedVector: [UInt8] =
 
 @Test func chunksJoinIntoOneRecord() throws {
     let c = try content(chunkedVector)
-    #expect(c == [.text(NDEFText(language: "en", text: "abcde")), .uri(try NDEFURI(payload: [0x00, 0x78]))])
+    let uri = try NDEFURI(payload: [0x00, 0x78])
+    #expect(c == [.text(NDEFText(language: "en", text: "abcde")), .uri(uri)])
     let message = NDEFRecord.encodeMessage([NDEFRecord(tnf: .media, type: Array("a/b".utf8), payload: Array(0..<40))], chunkSize: 16)
     #expect(try NDEFRecord.parseMessage(message) == [NDEFRecord(tnf: .media, type: Array("a/b".utf8), payload: Array(0..<40))])
 }

@@ -29,7 +29,8 @@ struct OptionalCommandTests {
     func silent() async throws {
         let card = VirtualCard(image: Self.suica(ignoring: [.requestBlockInformation]))
         let idm = card.systems[0].idm
-        #expect(card.respond(to: try RequestBlockInformationCommand(idm: idm, nodes: [NodeCode(0x008B)]).encode()) == nil)
+        let blockInformation = try RequestBlockInformationCommand(idm: idm, nodes: [NodeCode(0x008B)]).encode()
+        #expect(card.respond(to: blockInformation) == nil)
         #expect(card.respond(to: RequestResponseCommand(idm: idm).encode()) != nil)
     }
 

@@ -36,7 +36,10 @@ import Testing
 
     /// Each dump trace replays through `CardImage.read` to the same image a live read of
     /// the sample card gives, using every recorded exchange.
-    @Test(arguments: files.filter { $0.hasSuffix("-dump.jsonl") })
+    /// The dump traces (a closure in `@Test(arguments:)` crashes Swift 6.0's compiler).
+    static let dumpFiles = files.filter { $0.hasSuffix("-dump.jsonl") }
+
+    @Test(arguments: dumpFiles)
     func dumpTracesReplayToTheLiveCard(file: String) async throws {
         let card = String(file.dropLast("-dump.jsonl".count))
         let replay = try TraceReplay.load(Support.tracesDirectory + "/" + file)

@@ -49,8 +49,9 @@ final class RefusingReader: Transport {
         #expect(trace.exchanges.count == 2)
         #expect(trace.readerIdentities.map(\.after) == [1, 2, 2])
         #expect(trace.readerIdentities.map(\.line) == [3, 5, 6])
-        #expect(trace.readerIdentities[0].idm == (try IDm(hex: "0101120312345678")))
-        #expect(trace.readerIdentities[0].pmm == (try PMm(hex: "100b4b428485d0ff")))
+        let expectedIDm = try IDm(hex: "0101120312345678"), expectedPMm = try PMm(hex: "100b4b428485d0ff")
+        #expect(trace.readerIdentities[0].idm == expectedIDm)
+        #expect(trace.readerIdentities[0].pmm == expectedPMm)
         #expect(trace.readerIdentities[1].error?.code == .cardGone)
         #expect(trace.readerIdentities[2].idm == nil && trace.readerIdentities[2].error == nil)
         #expect(trace.exchanges[0].error?.code == .refused)
@@ -142,7 +143,8 @@ final class RefusingReader: Transport {
         // In order: the report, a recorded failure thrown again, nothing, then the end.
         let inOrder = TraceReplay(trace, name: "replay:t")
         _ = try? await inOrder.exchange([0x06, 0x00, 0xff, 0xff, 0x01, 0x00], timeout: .milliseconds(20))
-        #expect(try await inOrder.readerReportedIdentity()?.idm == (try IDm(hex: "0101120312345678")))
+        let reportedIDm = try IDm(hex: "0101120312345678")
+        #expect(try await inOrder.readerReportedIdentity()?.idm == reportedIDm)
         await #expect(throws: FeliCaError(.timeout, "")) {
             try await inOrder.exchange([0x0a, 0x04, 0x01, 0x01, 0x12, 0x03, 0x12, 0x34, 0x56, 0x78], timeout: .milliseconds(20))
         }

@@ -44,3 +44,5 @@ enum Support {
 
 /// Lines of a trace text.
 func lines(_ text: String) -> [Substring] { text.split(separator: "\n") }
+/// The number of lines in the file at `path`.
+func lineCount(_ path: String) throws -> Int { lines(try Support.text(path)).count }

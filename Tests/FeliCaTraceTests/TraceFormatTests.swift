@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaJSON
 import FeliCaTrace
+import TestSupport
 import Testing
 
 /// Parsing and writing `felica-trace/1` (Docs/traces.md, "The file format").
@@ -71,7 +72,8 @@ import Testing
 
     @Test(arguments: damaged)
     func damageIsReportedWithItsLine(name: String, text: String, line: Int, phrase: String) {
-        let error = #expect(throws: FeliCaError.self) { try Trace.parse(text, source: "t.jsonl") }
+        let error = thrownError { try Trace.parse(text, source: "t.jsonl") }
+        #expect(error != nil, "expected a FeliCaError")
         #expect(error?.code == .badInput)
         #expect(error?.reason.contains("t.jsonl line \(line)") == true, "\(name): \(error?.reason ?? "")")
         #expect(error?.reason.contains(phrase) == true, "\(name): \(error?.reason ?? "")")
@@ -90,7 +92,8 @@ import Testing
     }
 
     @Test func emptyFileNamesTheMissingHeader() {
-        let error = #expect(throws: FeliCaError.self) { try Trace.parse("\n\n", source: "t.jsonl") }
+        let error = thrownError { try Trace.parse("\n\n", source: "t.jsonl") }
+        #expect(error != nil, "expected a FeliCaError")
         #expect(error?.reason == "t.jsonl: empty file, expected the felica-trace/1 header line")
     }
 
@@ -128,7 +131,8 @@ import Testing
     }
 
     @Test func loadNamesAMissingFile() {
-        let error = #expect(throws: FeliCaError.self) { try Trace.load(path: "/nonexistent/t.jsonl") }
+        let error = thrownError { try Trace.load(path: "/nonexistent/t.jsonl") }
+        #expect(error != nil, "expected a FeliCaError")
         #expect(error?.code == .badInput)
         #expect(error?.reason.contains("cannot open trace /nonexistent/t.jsonl: No such file or directory") == true)
     }

@@ -69,7 +69,8 @@ import Testing
     func noCard() throws {
         var (driver, link) = try Self.opened(nil)
         let start = link.now
-        let error = #expect(throws: FeliCaError.timeout) { try driver.exchange(Self.polling, timeout: Self.timeout, &link) }
+        let error = thrownError { try driver.exchange(Self.polling, timeout: Self.timeout, &link) }
+        #expect(error == FeliCaError.timeout)
         #expect(error?.reason.contains("no card answered Polling within 100 ms") == true)
         #expect(link.emulator.abortedCommands == 0)
         #expect(link.now - start >= Self.timeout)
@@ -81,9 +82,10 @@ import Testing
         var (driver, link) = try Self.opened(card)
         let idm = try Self.poll(&driver, &link)
         card.removeAfter(exchanges: 0)
-        let error = #expect(throws: FeliCaError(.cardGone, "")) {
+        let error = thrownError {
             try driver.exchange(RequestResponseCommand(idm: idm).encode(), timeout: Self.timeout, &link)
         }
+        #expect(error == FeliCaError(.cardGone, ""))
         #expect(error?.reason.contains("the card left the reader") == true)
         // The question was a second InCommRF carrying the last Polling.
         let last = Self.commands(link).suffix(2).compactMap { $0 }
@@ -97,9 +99,10 @@ import Testing
         image.ignores = [.requestSystemCode]
         var (driver, link) = try Self.opened(VirtualCard(image: image))
         let idm = try Self.poll(&driver, &link)
-        let error = #expect(throws: FeliCaError.timeout) {
+        let error = thrownError {
             try driver.exchange(RequestSystemCodeCommand(idm: idm).encode(), timeout: Self.timeout, &link)
         }
+        #expect(error == FeliCaError.timeout)
         #expect(error?.reason.contains("the card did not answer within 100 ms") == true)
         #expect(try Self.poll(&driver, &link) == idm)
     }
@@ -109,7 +112,8 @@ import Testing
         var (driver, link) = try Self.opened(try Self.suica(), faults: [RCS380Fault(.lateReply(.seconds(3)), atExchange: 2)])
         _ = try Self.poll(&driver, &link)
         let start = link.now
-        let error = #expect(throws: FeliCaError.timeout) { try driver.exchange(Self.polling, timeout: Self.timeout, &link) }
+        let error = thrownError { try driver.exchange(Self.polling, timeout: Self.timeout, &link) }
+        #expect(error == FeliCaError.timeout)
         #expect(error?.reason.contains("did not send the answer to InCommRF in time; the command was aborted") == true)
         #expect(link.emulator.abortedCommands == 1)
         #expect(link.now - start < Self.timeout + Port100Driver.hostMargin + .milliseconds(50))
@@ -127,7 +131,8 @@ import Testing
     func corruptFrame() throws {
         var (driver, link) = try Self.opened(try Self.suica(), faults: [RCS380Fault(.corruptFrame, atExchange: 2)])
         _ = try Self.poll(&driver, &link)
-        let error = #expect(throws: FeliCaError(.transmission, "")) { try driver.exchange(Self.polling, timeout: Self.timeout, &link) }
+        let error = thrownError { try driver.exchange(Self.polling, timeout: Self.timeout, &link) }
+        #expect(error == FeliCaError(.transmission, ""))
         #expect(error?.reason.contains("arrived damaged") == true)
         _ = try Self.poll(&driver, &link)
     }
@@ -136,7 +141,8 @@ import Testing
     func lostAck() throws {
         var (driver, link) = try Self.opened(try Self.suica(), faults: [RCS380Fault(.dropAck, atExchange: 2)])
         _ = try Self.poll(&driver, &link)
-        let error = #expect(throws: FeliCaError(.transmission, "")) { try driver.exchange(Self.polling, timeout: Self.timeout, &link) }
+        let error = thrownError { try driver.exchange(Self.polling, timeout: Self.timeout, &link) }
+        #expect(error == FeliCaError(.transmission, ""))
         #expect(error?.reason.contains("expected an ACK to InCommRF") == true)
         _ = try Self.poll(&driver, &link)
     }
@@ -145,7 +151,8 @@ import Testing
     func unplugged() throws {
         var (driver, link) = try Self.opened(try Self.suica(), faults: [RCS380Fault(.unplug, atExchange: 2)])
         _ = try Self.poll(&driver, &link)
-        let error = #expect(throws: FeliCaError(.readerGone, "")) { try driver.exchange(Self.polling, timeout: Self.timeout, &link) }
+        let error = thrownError { try driver.exchange(Self.polling, timeout: Self.timeout, &link) }
+        #expect(error == FeliCaError(.readerGone, ""))
         #expect(error?.reason == "test reader was unplugged (LIBUSB_ERROR_NO_DEVICE): plug it back in and run the command again")
         #expect(throws: FeliCaError(.readerGone, "")) { try driver.exchange(Self.polling, timeout: Self.timeout, &link) }
     }
@@ -154,7 +161,8 @@ import Testing
     func cancelled() throws {
         var (driver, link) = try Self.opened(nil)
         link.cancelledAt = link.now + .milliseconds(120)
-        let error = #expect(throws: FeliCaError(.cancelled, "")) { try driver.exchange(Self.polling, timeout: .seconds(2), &link) }
+        let error = thrownError { try driver.exchange(Self.polling, timeout: .seconds(2), &link) }
+        #expect(error == FeliCaError(.cancelled, ""))
         #expect(error?.reason.contains("cancelled while waiting for the answer to InCommRF") == true)
         #expect(link.emulator.abortedCommands == 1)
         #expect(link.now < .seconds(1))

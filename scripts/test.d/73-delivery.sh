@@ -227,6 +227,23 @@ if command -v mosquitto >/dev/null && command -v mosquitto_sub >/dev/null; then
   [[ "$online" == online && "$(status)" == offline ]] \
     && pass "status online while watching, offline (the last will) once the watch was SIGKILLed" \
     || fail "last will: while watching $online, after SIGKILL $(status)"
+  # The reader lost: readerLost on the status topic until it is back.
+  "$felica" watch --json --interval 0.05 --device "$dev" --mqtt "mqtt://127.0.0.1:$mqport/felica/taps" --spool "$tmp/spool-m" \
+    >"$tmp/m4.out" 2>"$tmp/m4.err" &
+  watcher=$!
+  for _ in $(seq 200); do [[ $(wc -l <"$tmp/m4.out") -ge 1 ]] && break; sleep 0.05; done
+  stop_pn532
+  for _ in $(seq 200); do grep -q readerLost "$tmp/m4.out" && break; sleep 0.05; done
+  sleep 0.3
+  lost=$(status)
+  start_pn532 "$tmp/pn532" --card suica --taps 6:3
+  for _ in $(seq 200); do grep -q readerBack "$tmp/m4.out" && break; sleep 0.05; done
+  sleep 0.3
+  back=$(status)
+  kill -TERM $watcher; wait $watcher 2>/dev/null
+  [[ "$lost" == readerLost && "$back" == online ]] \
+    && pass "the reader unplugged: status readerLost, online again once it is back" \
+    || fail "reader loss on the status topic: $lost, then $back: $(cat "$tmp/m4.err")"
   kill "$sub_pid" 2>/dev/null; wait "$sub_pid" 2>/dev/null; sub_pid=""
   stop_broker
 else

@@ -132,7 +132,7 @@ if scripts/package.sh >"$work/package.log" 2>&1; then
 else
   fail "scripts/package.sh failed:"; tail -n 30 "$work/package.log" >&2; stage_end
 fi
-deb="$(ls .build/package/felica_*.deb)" simdeb="$(ls .build/package/felica-sim_*.deb)"
+deb="$(ls .build/package/bookworm-amd64/felica_*.deb)" simdeb="$(ls .build/package/bookworm-amd64/felica-sim_*.deb)"
 for p in "$deb" "$simdeb"; do note "$(basename "$p"): $(du -k "$p" | cut -f1) KiB, installed $(dpkg-deb -f "$p" Installed-Size) KiB; Depends: $(dpkg-deb -f "$p" Depends)"; done
 # libcrypto (the Lite-S card key's Triple-DES) is linked, so dpkg-shlibdeps must name its package.
 if dpkg-deb -f "$deb" Depends | grep -qE '(^|, )libssl3'; then
