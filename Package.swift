@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "FeliCaPCSC", targets: ["FeliCaPCSC"]),
         .library(name: "FeliCaReaderCodecs", targets: ["FeliCaReaderCodecs"]),
         .library(name: "FeliCaTransportSupport", targets: ["FeliCaTransportSupport"]),
+        .library(name: "FeliCaFiles", targets: ["FeliCaFiles"]),
         .library(name: "FeliCaUSB", targets: ["FeliCaUSB"]),
         .library(name: "FeliCaJSON", targets: ["FeliCaJSON"]),
         .library(name: "FeliCaLog", targets: ["FeliCaLog"]),
@@ -43,14 +44,17 @@ let package = Package(
         // The readers' own protocols (PC/SC pseudo-APDUs, PN532 frames): pure codecs shared by
         // the transports, the emulators and the fuzzers. No Foundation, no I/O.
         .target(name: "FeliCaReaderCodecs", dependencies: ["FeliCa"], swiftSettings: strict),
-        // What code over C stacks and system calls shares: one thread per device, the USB
-        // reader selector, whole-buffer reads and writes.
+        // What code over C stacks shares: one thread per device, the owned device, the USB
+        // reader selector.
         .target(name: "FeliCaTransportSupport", swiftSettings: strict),
+        // Files and file descriptors: whole-buffer reads and writes, text files, private
+        // files and directories, atomic replacement.
+        .target(name: "FeliCaFiles", swiftSettings: strict),
         .target(name: "FeliCaCards", dependencies: ["FeliCa"], swiftSettings: strict),
         // NDEF on FeliCa (NFC Forum Type 3 Tag): the record codec, the attribute block, reading a
         // tag's message through a card session, its text and JSON renderings. No I/O of its own.
         .target(name: "FeliCaNDEF", dependencies: ["FeliCa", "FeliCaJSON"], swiftSettings: strict),
-        .target(name: "FeliCaTrace", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaTransportSupport", "FeliCaCards"], swiftSettings: strict),
+        .target(name: "FeliCaTrace", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaFiles"], swiftSettings: strict),
         // Cards made of data: card images, the virtual card, the sample cards. Product, not test scaffolding.
         .systemLibrary(
             name: "CLibCrypto", pkgConfig: "libcrypto",
@@ -62,14 +66,14 @@ let package = Package(
         .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaNDEF", "FeliCaSecurity", "FeliCaTransportSupport"], swiftSettings: strict),
         // Stand-ins for readers: the PN532/RC-S956, RC-S380 and vpcd emulators and the servers that put them
         // on a pseudo-terminal, a umockdev USB bus or vpcd's socket. Only felica-sim and the tests link it.
-        .target(name: "FeliCaEmulators", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaSimulation", "FeliCaTransportSupport"], swiftSettings: strict),
-        .target(name: "FeliCaScheduling", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation", "FeliCaJSON", "FeliCaTransportSupport"], swiftSettings: strict),
+        .target(name: "FeliCaEmulators", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaSimulation", "FeliCaTransportSupport", "FeliCaFiles"], swiftSettings: strict),
+        .target(name: "FeliCaScheduling", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation", "FeliCaJSON", "FeliCaFiles"], swiftSettings: strict),
         .systemLibrary(
             name: "CLibNFC", pkgConfig: "libnfc",
             providers: [.apt(["libnfc-dev"])]),
         .target(name: "FeliCaLibNFC", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport", "CLibNFC"], swiftSettings: strict),
         // A PN532 on a serial line driven directly (HSU), without libnfc's fixed costs.
-        .target(name: "FeliCaPN532", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport"], swiftSettings: strict),
+        .target(name: "FeliCaPN532", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaTransportSupport", "FeliCaFiles"], swiftSettings: strict),
         // pcsc-lite (Debian's libpcsclite-dev): a C target rather than a system library, so no
         // pkg-config is read — its Cflags carry -pthread, which SwiftPM refuses (with a warning
         // on every build) in a package that depends on this one. include/ forwards the names
@@ -91,7 +95,7 @@ let package = Package(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
         // History kept across readings: SQLite database, merge by card and sequence, CSV export.
-        .target(name: "FeliCaLog", dependencies: ["FeliCa", "FeliCaCards", "FeliCaTransportSupport", "CSQLite"], swiftSettings: strict),
+        .target(name: "FeliCaLog", dependencies: ["FeliCa", "FeliCaCards", "FeliCaFiles", "CSQLite"], swiftSettings: strict),
         .systemLibrary(
             name: "CCurl", pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -101,19 +105,19 @@ let package = Package(
         // Readings sent on (watch --post, --mqtt, --exec): a durable on-disk spool delivered
         // in order, HTTP through libcurl, MQTT through libmosquitto, a command per reading.
         .target(
-            name: "FeliCaDelivery", dependencies: ["FeliCaJSON", "FeliCaTransportSupport", "CCurl", "CMosquitto"],
+            name: "FeliCaDelivery", dependencies: ["FeliCaJSON", "FeliCaTransportSupport", "FeliCaFiles", "CCurl", "CMosquitto"],
             swiftSettings: strict),
         // What this machine needs to reach a reader: the known reader models, a read-only snapshot of
         // the host (USB devices, kernel modules, daemons, udev rules, permissions) and the verdicts
         // with their fixes. Pure apart from reading files under one root.
         .target(
-            name: "FeliCaDiagnosis", dependencies: ["FeliCa", "FeliCaDevices", "FeliCaTransportSupport", "FeliCaUSB"],
+            name: "FeliCaDiagnosis", dependencies: ["FeliCa", "FeliCaDevices", "FeliCaFiles", "FeliCaUSB"],
             swiftSettings: strict),
         .target(
             name: "FeliCaCLI",
             dependencies: [
                 "FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaNDEF", "FeliCaSecurity", "FeliCaTrace", "FeliCaSimulation", "FeliCaDevices",
-                "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaTransportSupport", "FeliCaUSB",
+                "FeliCaScheduling", "FeliCaLibNFC", "FeliCaPCSC", "FeliCaReaderCodecs", "FeliCaTransportSupport", "FeliCaFiles", "FeliCaUSB",
                 "FeliCaLog", "FeliCaDiagnosis", "FeliCaDelivery",
             ],
             swiftSettings: strict),

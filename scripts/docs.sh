@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 
 modules=("$@")
 if ((${#modules[@]} == 0)); then
-  modules=(FeliCa FeliCaReaderCodecs FeliCaTransportSupport FeliCaJSON FeliCaSimulation FeliCaEmulators FeliCaCards FeliCaNDEF FeliCaSecurity FeliCaTrace FeliCaScheduling FeliCaLibNFC FeliCaPN532 FeliCaPCSC FeliCaUSB FeliCaDevices FeliCaDiagnosis FeliCaLog FeliCaDelivery FeliCaCLI FeliCaSimCommands)
+  modules=(FeliCa FeliCaReaderCodecs FeliCaTransportSupport FeliCaFiles FeliCaJSON FeliCaSimulation FeliCaEmulators FeliCaCards FeliCaNDEF FeliCaSecurity FeliCaTrace FeliCaScheduling FeliCaLibNFC FeliCaPN532 FeliCaPCSC FeliCaUSB FeliCaDevices FeliCaDiagnosis FeliCaLog FeliCaDelivery FeliCaCLI FeliCaSimCommands)
 fi
 
 docc=$(dirname "$(readlink -f "$(command -v swift)")")/docc

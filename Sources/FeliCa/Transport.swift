@@ -30,6 +30,13 @@ public protocol Transport: AnyObject, Sendable {
     var bitRates: [AirTiming.BitRate] { get }
     /// Runs the following exchanges at `rate`, one of ``bitRates``.
     func switchBitRate(to rate: AirTiming.BitRate) async throws(FeliCaError)
+    /// Whether this transport's card is moved by the transport rather than by a hand: a
+    /// virtual card. A watch loop takes such a card away after each tap and places it again
+    /// (``placeCard(_:)``); a reader's cards come and go by themselves.
+    var placesCardItself: Bool { get }
+    /// Puts the card in the field (`true`) or takes it away (`false`), where
+    /// ``placesCardItself``; nothing for a reader.
+    func placeCard(_ present: Bool)
 }
 
 extension Transport {
@@ -47,6 +54,10 @@ extension Transport {
             throw FeliCaError(.unsupported, "\(name) runs at \(bitRate.rawValue) kbps only, not \(rate.rawValue) kbps")
         }
     }
+    /// A reader's cards are moved by hand.
+    public var placesCardItself: Bool { false }
+    /// A reader's cards are moved by hand: nothing to do.
+    public func placeCard(_ present: Bool) {}
 }
 
 /// Air-interface timing facts (Docs/protocol.md, "Polling timing").
@@ -107,4 +118,6 @@ extension TransportWrapper {
         try await inner.switchBitRate(to: rate)
     }
     public func close() async { await inner.close() }
+    public var placesCardItself: Bool { inner.placesCardItself }
+    public func placeCard(_ present: Bool) { inner.placeCard(present) }
 }

@@ -17,7 +17,8 @@ enum CardContext {
                            reconnectInterval: options.reconnectInterval) { notice in
             switch notice {
             case .waitingForCard: console.progress(notice.message)
-            case .chosen, .replayDamaged: console.diag(notice.message)
+            case .chosen: console.diag(notice.message + ErrorHints.chooseDevice)
+            case .replayDamaged: console.diag(notice.message)
             }
         }
     }
@@ -34,33 +35,32 @@ enum CardContext {
         return (device, session)
     }
 
-    /// When the card behind `options` was read, for a card image that says (an imported
+    /// When the card behind `device` was read, for a card image that says (an imported
     /// Metrodroid dump): the reading's date for what depends on it. Nil for live cards.
-    static func scannedAt(_ options: ReaderOptions) -> String? {
-        image(options)?.scannedAt
+    static func scannedAt(_ device: Device) -> String? {
+        device.image?.scannedAt
     }
 
-    /// The card image behind `options` (`virtual:<file>`), nil for every other device.
-    static func image(_ options: ReaderOptions) -> CardImage? {
-        let spec = options.device ?? ((try? Device.fromEnvironment()) ?? nil)
-        guard case .virtual(.image(let path), _)? = spec?.kind else { return nil }
-        return try? CardImage.load(path: path)
-    }
-
-    /// The areas and services of each system of the card image behind `options`: the
-    /// transit brand is told from them without asking the card. Nil for a live card, and
-    /// when the session is recorded (`--trace`): a recording asks as a live reading does,
-    /// so that it replays the same.
-    static func knownNodes(_ options: ReaderOptions) -> [SystemCode: [NodeCode]]? {
-        guard options.trace == nil, let image = image(options) else { return nil }
+    /// The areas and services of each system of the card image `device` was opened from:
+    /// the transit brand is told from them without asking the card. Nil for a live card,
+    /// and when the session is recorded (`--trace`): a recording asks as a live reading
+    /// does, so that it replays the same.
+    static func knownNodes(_ device: Device, _ options: ReaderOptions) -> [SystemCode: [NodeCode]]? {
+        guard options.trace == nil, let image = device.image else { return nil }
         return image.nodesBySystem
     }
 
     /// Runs `body` with a session and closes the device afterwards, whatever happens.
     static func with<T: Sendable>(_ options: ReaderOptions, console: Console, _ body: (CardSession) async throws -> T) async throws -> T {
-        let session = try await session(options, console: console)
+        try await with(options, console: console) { _, session in try await body(session) }
+    }
+
+    /// Runs `body` with the opened device and a session on it, and closes the device
+    /// afterwards, whatever happens.
+    static func with<T: Sendable>(_ options: ReaderOptions, console: Console, _ body: (Device, CardSession) async throws -> T) async throws -> T {
+        let (device, session) = try await open(options, console: console)
         do {
-            let result = try await body(session)
+            let result = try await body(device, session)
             await session.transport.close()
             return result
         } catch {

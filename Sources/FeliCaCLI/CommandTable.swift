@@ -39,7 +39,7 @@ package enum CardName {
     /// `name` unchanged when it is a built-in card or could be a file; a usage error with a
     /// suggestion when it is neither.
     package static func check(_ name: String, option: String) throws(UsageError) -> String {
-        if SampleCards.names.contains(name) || CardImage.isImagePath(name) { return name }
+        if DeviceSpec.virtualCardSource(name) != nil { return name }
         throw UsageError("option '--\(option)': no built-in card named '\(name)' (built-in: \(SampleCards.names.joined(separator: ", "))); a card image path must contain '/' or end in .json or .nfc"
             + Suggestion.didYouMean(name, SampleCards.names))
     }

@@ -1,4 +1,4 @@
-import FeliCaTransportSupport
+import FeliCaFiles
 import Synchronization
 
 #if canImport(Glibc)

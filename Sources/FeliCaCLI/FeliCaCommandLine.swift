@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaLog
 import FeliCaDevices
 
 /// Entry points of the two executables.
@@ -89,11 +90,14 @@ public enum FeliCaCommandLine {
                 return e.exitCode
             } catch let e as DeviceError {
                 // A device string or option the caller got wrong: a usage error.
-                console.diag(usageError(UsageError(e.reason), type, path))
+                console.diag(usageError(UsageError(ErrorHints.message(e)), type, path))
                 return ExitCode.usage
             } catch let e as UsageError {
                 console.diag(usageError(e, type, path))
                 return ExitCode.usage
+            } catch let e as HistoryError {
+                console.error(ErrorHints.message(e))
+                return ExitCode.failure
             } catch {
                 console.error("\(error)")
                 return ExitCode.failure

@@ -1,7 +1,8 @@
 import FeliCa
 import FeliCaCards
+import FeliCaDevices
 import FeliCaJSON
-import FeliCaTransportSupport
+import FeliCaFiles
 
 /// Rendering of card reports shared by `balance`, `history` and `watch`.
 enum PurseOutput {
@@ -14,16 +15,18 @@ enum PurseOutput {
         "issuer", help: "Name the brand of a transit IC card (Suica, PASMO, ICOCA ...) from its areas: 1 more exchange on a live card, none on a card image. history always names it.")
 
     /// The reader a command uses. `issuer` nil names the transit brand as the library does
-    /// (at history depth); from a card image the brand is told from its areas, unasked.
-    static func reader(_ depth: CardReader.Depth, allSystems: Bool, stations: StationTable?, readerOptions: ReaderOptions? = nil, issuer: Bool? = nil) -> CardReader {
+    /// (at history depth); from a card image (`device` opened by `readerOptions`) the brand
+    /// is told from its areas, unasked, and the day of an imported scan is its reading date.
+    static func reader(_ depth: CardReader.Depth, allSystems: Bool, stations: StationTable?, device: Device? = nil,
+                       readerOptions: ReaderOptions? = nil, issuer: Bool? = nil) -> CardReader {
         var r = CardReader(depth: depth, stations: stations)
         r.probeTransitCardCommonArea = allSystems
         r.namesIssuer = issuer
-        if let readerOptions {
-            if let scanned = CardContext.scannedAt(readerOptions), let day = readingDay(scanned) {
+        if let device, let readerOptions {
+            if let scanned = CardContext.scannedAt(device), let day = readingDay(scanned) {
                 r.readingDate = ReadingDate(day: day, source: .scanDate)
             }
-            r.knownNodes = CardContext.knownNodes(readerOptions)
+            r.knownNodes = CardContext.knownNodes(device, readerOptions)
         }
         return r
     }

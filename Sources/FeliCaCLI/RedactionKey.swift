@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaCards
-import FeliCaTransportSupport
+import FeliCaFiles
+import FeliCaTrace
 
 #if canImport(Glibc)
 import Glibc
@@ -21,18 +22,23 @@ enum RedactionKey {
         return home + "/.config/felica/redact-key"
     }
 
+    /// Where the card profiles keep card and member numbers, for the redactor.
+    static let numberFields = CardNumberField.all.map {
+        Redactor.NumberField(system: $0.system, service: $0.service, bytes: $0.bytes, name: $0.name)
+    }
+
     /// A redactor with the key, the file made when missing.
     static func redactor(environment: [String: String] = processEnvironment()) throws -> Redactor {
         if let hex = environment[environmentKey], !hex.isEmpty {
             guard let key = Hex.decode(hex), key.count == 16 else {
                 throw CLIError("\(environmentKey) must be 32 hex digits (16 bytes), not '\(hex)'")
             }
-            return Redactor(key: key)
+            return Redactor(key: key, numberFields: numberFields)
         }
         guard let path = path(environment: environment) else {
             throw CLIError("no place for the redaction key: set HOME, XDG_CONFIG_HOME or \(environmentKey)")
         }
-        return Redactor(key: try load(path))
+        return Redactor(key: try load(path), numberFields: numberFields)
     }
 
     /// Reads the key at `path`, or makes it (16 bytes from the kernel's random source).

@@ -1,3 +1,4 @@
+import FeliCaFiles
 import FeliCaTransportSupport
 import Synchronization
 

@@ -26,8 +26,13 @@ public struct Device: Sendable {
     /// The transport to the card: the reader's own, inside a card wait when the reader
     /// does not wait for cards by itself.
     public let transport: any Transport
-    /// The card behind a `virtual:` device (the watch loop takes it away and taps it again).
+    /// The card behind a `virtual:` device.
     public let virtualCard: VirtualCard?
+    /// The card image a `virtual:<file>` device was opened from, loaded once when it was
+    /// opened; nil for a built-in card and for every other kind of device.
+    public let image: CardImage?
+    /// The replay behind a `replay:` device.
+    public let replay: TraceReplay?
     /// How a session on this device reads: `usb?rate=fastest` moves up before every
     /// reading; a replay decides as the device it was recorded from did.
     public let sessionOptions: CardSession.Options
@@ -63,14 +68,18 @@ public struct Device: Sendable {
         }
     }
 
-    init(spec: DeviceSpec, transport: any Transport) {
+    /// The device opened from `spec`, with what opening it learnt: the virtual card and the
+    /// image it was made from, or the replay.
+    init(spec: DeviceSpec, transport: any Transport, virtualCard: VirtualCard? = nil, image: CardImage? = nil,
+         replay: TraceReplay? = nil) {
         self.spec = spec
         self.transport = transport
-        virtualCard = (transport as? VirtualTransport)?.card
+        self.virtualCard = virtualCard
+        self.image = image
+        self.replay = replay
         var options = CardSession.Options()
         var decidingSpec = spec
-        if let replay = transport as? TraceReplay, let recorded = replay.trace.device,
-           let recordedSpec = try? DeviceSpec(parsing: recorded) {
+        if let recorded = replay?.trace.device, let recordedSpec = try? DeviceSpec(parsing: recorded) {
             decidingSpec = recordedSpec
         }
         switch decidingSpec.kind {
@@ -193,7 +202,7 @@ public struct Device: Sendable {
         let wait = (spec.isReader ? options.wait : nil) ?? spec.wait ?? defaultCardWait
         if options.dialect != nil {
             guard case .pcsc = spec.kind else {
-                throw DeviceError(.inapplicableOption, "--dialect applies to PC/SC devices (pcsc, pcsc:<reader>), not '\(name)'")
+                throw DeviceError(.inapplicableOption, "a PC/SC dialect applies to PC/SC devices (pcsc, pcsc:<reader>), not '\(name)'")
             }
         }
         let notify = options.notify
@@ -227,17 +236,21 @@ public struct Device: Sendable {
             transport = waiting(try await RCS380Transport.open(selector, name: name, bitRate: rate.rates.start, bitRates: rate.rates.allowed))
         case .virtual(let source, let timing):
             let card: VirtualCard
+            var image: CardImage?
             switch source {
             case .builtIn(let builtIn): card = try VirtualCard.named(builtIn)
-            case .image(let path): card = VirtualCard(image: try CardImage.load(path: path))
+            case .image(let path):
+                let loaded = try CardImage.load(path: path)
+                image = loaded
+                card = VirtualCard(image: loaded)
             }
-            transport = VirtualTransport(card: card, name: name, timing: timing)
+            return Device(spec: spec, transport: VirtualTransport(card: card, name: name, timing: timing), virtualCard: card, image: image)
         case .replay(let path, let lenient):
             let replay = try TraceReplay.load(path, lenient: lenient, name: name)
             if let damage = replay.trace.damage {
                 notify?(.replayDamaged(reason: damage.reason, exchangesKept: replay.trace.exchanges.count))
             }
-            transport = replay
+            return Device(spec: spec, transport: replay, replay: replay)
         }
         return Device(spec: spec, transport: transport)
     }
@@ -269,7 +282,7 @@ public struct Device: Sendable {
         let skipped = openable.count - usable.count
         let note = "\(openable.count) readers found, using \(first.device)"
             + (skipped > 0 && !usable.isEmpty ? " (\(skipped) cannot be opened)" : "")
-            + " — pass --device to choose"
+            
         return (first, note)
     }
 

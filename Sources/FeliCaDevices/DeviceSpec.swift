@@ -252,10 +252,18 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
 
     static let virtualExample = "virtual:suica, virtual:edy, virtual:nanaco, virtual:waon, virtual:wallet, virtual:octopus or virtual:<image.json>"
 
-    /// A built-in name, else a path; a word that is neither is a mistyped name.
-    static func virtualCard(_ card: String) throws(ParseError) -> VirtualCardSource {
+    /// What a card name stands for, wherever one is given (`virtual:<card>`, `felica-sim
+    /// --card`): a built-in card, else a card image path (it contains `/` or ends in `.json`
+    /// or `.nfc`); nil for a word that is neither, a mistyped name.
+    public static func virtualCardSource(_ card: String) -> VirtualCardSource? {
         if SampleCards.names.contains(card) { return .builtIn(card) }
         if CardImage.isImagePath(card) { return .image(path: card) }
+        return nil
+    }
+
+    /// A built-in name, else a path; a word that is neither is a mistyped name.
+    static func virtualCard(_ card: String) throws(ParseError) -> VirtualCardSource {
+        if let source = virtualCardSource(card) { return source }
         let near = Suggestion.nearest(card, SampleCards.names).map { " Did you mean virtual:\($0)?" } ?? ""
         throw ParseError("there is no built-in card named '\(card)' (built-in: \(SampleCards.names.joined(separator: ", ")); a card image path must contain '/' or end in .json or .nfc).\(near)")
     }

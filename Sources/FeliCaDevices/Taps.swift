@@ -1,5 +1,4 @@
 import FeliCa
-import FeliCaSimulation
 import Synchronization
 
 /// One card placed on the reader: the card, and when the Polling that found it was sent.
@@ -16,8 +15,8 @@ public struct Tap: Sendable {
 ///
 /// Each iteration waits for a card to arrive and yields it; the loop body reads it; asking
 /// for the next tap waits for that card to leave first, so a card held still is one tap.
-/// A `virtual:` card never leaves by itself: it is taken away after each tap and placed
-/// again after `interval`.
+/// A card no hand moves (a `virtual:` card, whose transport says `placesCardItself`)
+/// is taken away after each tap and placed again after `interval`, by its transport.
 ///
 /// A reader opened with ``Device/OpenOptions/reconnectInterval`` outlives being unplugged:
 /// when it is lost (an exchange fails with `FeliCaError.Code.readerGone`, the code every
@@ -61,7 +60,6 @@ public struct Taps: AsyncSequence, Sendable {
     public static let leftOnReader: Duration = .seconds(2)
 
     let session: CardSession
-    let virtualCard: VirtualCard?
     let interval: Duration
     let onEvent: (@Sendable (Event) -> Void)?
     /// The reader to open again when it is lost; nil: a lost reader ends the loop.
@@ -71,10 +69,9 @@ public struct Taps: AsyncSequence, Sendable {
 
     /// Taps on `session`'s transport, polled every `interval` for a card and for its leaving;
     /// `reconnecting` (the bottom of `session`'s transport) is opened again when it is lost.
-    public init(_ session: CardSession, virtualCard: VirtualCard? = nil, interval: Duration = .milliseconds(250),
+    public init(_ session: CardSession, interval: Duration = .milliseconds(250),
                 reconnecting: ReconnectingTransport? = nil, onEvent: (@Sendable (Event) -> Void)? = nil) {
         self.session = session
-        self.virtualCard = virtualCard
         self.interval = interval
         self.reconnecting = reconnecting
         self.onEvent = onEvent
@@ -117,8 +114,8 @@ public struct Taps: AsyncSequence, Sendable {
                     if let card = onReader {
                         try await taps.waitForRemoval(of: card)
                         onReader = nil
-                        // A virtual card is placed again after the interval, as a hand would.
-                        if taps.virtualCard != nil { try await Task.sleep(for: taps.interval) }
+                        // A card no hand moves is placed again after the interval, as a hand would.
+                        if taps.session.transport.placesCardItself { try await Task.sleep(for: taps.interval) }
                     }
                     let tap = try await taps.waitForCard()
                     onReader = tap.target
@@ -164,7 +161,7 @@ public struct Taps: AsyncSequence, Sendable {
     /// where every card answers, whatever rate the last card was read at; a reader that will
     /// not forward Polling names the card it found itself.
     func waitForCard() async throws -> Tap {
-        virtualCard?.isPresent = true
+        session.transport.placeCard(true)
         onEvent?(.waitingForCard)
         while true {
             try Task.checkCancellation()
@@ -180,7 +177,7 @@ public struct Taps: AsyncSequence, Sendable {
 
     /// Returns once `card` no longer answers.
     func waitForRemoval(of card: Target) async throws {
-        virtualCard?.isPresent = false
+        session.transport.placeCard(false)
         onEvent?(.waitingForRemoval)
         let since = ContinuousClock.now
         var said = false
@@ -199,6 +196,6 @@ extension Device {
     /// A reader opened with ``OpenOptions/reconnectInterval`` is opened again when it is lost.
     public func taps(_ session: CardSession, interval: Duration = .milliseconds(250),
                      onEvent: (@Sendable (Taps.Event) -> Void)? = nil) -> Taps {
-        Taps(session, virtualCard: virtualCard, interval: interval, reconnecting: transport as? ReconnectingTransport, onEvent: onEvent)
+        Taps(session, interval: interval, reconnecting: transport as? ReconnectingTransport, onEvent: onEvent)
     }
 }

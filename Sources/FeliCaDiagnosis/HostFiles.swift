@@ -1,4 +1,4 @@
-import FeliCaTransportSupport
+import FeliCaFiles
 
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,7 @@
 import FeliCa
 import FeliCaSimulation
 import FeliCaReaderCodecs
-import FeliCaTransportSupport
+import FeliCaFiles
 import Synchronization
 
 #if canImport(Glibc)

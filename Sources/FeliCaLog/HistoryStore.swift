@@ -1,4 +1,4 @@
-import FeliCaTransportSupport
+import FeliCaFiles
 
 #if canImport(Glibc)
 import Glibc
@@ -68,7 +68,7 @@ public final class HistoryStore {
     /// switched to WAL. A path with no database, or an empty one, is an error that says so.
     public init(readingAt path: String, busyTimeoutMilliseconds: Int32 = 15_000) throws(HistoryError) {
         var st = stat()
-        let missing = HistoryError(.noDatabase, "there is no history database at \(path): nothing was saved there; check --db, or keep a card's records first with `felica log add`")
+        let missing = HistoryError(.noDatabase, "there is no history database at \(path): nothing was saved there")
         guard stat(path, &st) == 0 else {
             if errno == ENOENT || errno == ENOTDIR { throw missing }
             throw HistoryError(.cannotOpen, "cannot open the history database \(path): \(String(cString: strerror(errno)))")
@@ -137,7 +137,7 @@ public final class HistoryStore {
         }
         if n == 0 { return nil }
         guard n == 100, header.starts(with: Array("SQLite format 3\u{0}".utf8)) else {
-            throw HistoryError(.notADatabase, "\(path) is not a history database (not an SQLite file); felica leaves it as it is: give --db a file of its own")
+            throw HistoryError(.notADatabase, "\(path) is not a history database (not an SQLite file); felica leaves it as it is")
         }
         let wal = header[18] == 2 && access(path + "-wal", F_OK) == 0
         let look = try SQLiteConnection(path: path, access: header[18] == 2 && !wal ? .immutable : .readOnly,
@@ -162,7 +162,7 @@ public final class HistoryStore {
                 what.append("table\(c.tables.count == 1 ? "" : "s") " + c.tables.prefix(4).joined(separator: ", ") + (c.tables.count > 4 ? ", …" : ""))
             }
             if c.version != 0 { what.append("schema version \(c.version)") }
-            throw HistoryError(.notOurs, "\(path) is an SQLite database of another program (\(what.joined(separator: "; "))), not a felica history; felica leaves it as it is: give --db a file of its own")
+            throw HistoryError(.notOurs, "\(path) is an SQLite database of another program (\(what.joined(separator: "; "))), not a felica history; felica leaves it as it is")
         }
         if c.version > schemaVersion { throw newer(c.version, path: path) }
     }
@@ -254,7 +254,7 @@ public final class HistoryStore {
     }
 
     private static func newer(_ v: Int, path: String) -> HistoryError {
-        HistoryError(.newerSchema, "the history database \(path) has schema version \(v), written by a newer felica (this one knows up to \(Self.schemaVersion)); use that version, or another --db file")
+        HistoryError(.newerSchema, "the history database \(path) has schema version \(v), written by a newer felica (this one knows up to \(Self.schemaVersion)); use that version")
     }
 
     /// `PRAGMA integrity_check`: "ok", or what is wrong.

@@ -85,6 +85,6 @@ public struct Reading: Sendable {
         r.purse + "|" + (r.sequence.map(String.init) ?? "-") + "|" + r.fingerprint
     }
 
-    /// Sequence numbers wrap at this value (``PurseProfile/sequenceModulus``).
+    /// Sequence numbers wrap at this value (`PurseProfile.sequenceModulus`).
     public static func sequenceModulus(_ profile: PurseProfile) -> Int { profile.sequenceModulus }
 }

@@ -405,9 +405,9 @@ public final class PCSCTransport: Transport {
                 return driver
             } catch where error.code == .timeout {
                 // The ATR said a FeliCa card is there, so silence points at the dialect.
-                throw FeliCaError(.unsupported, "the FeliCa card on PC/SC reader '\(reader)' did not answer a Polling sent in the \(forced) dialect although the reader reports it present (\(error.reason)): the reader probably does not speak the \(forced) dialect. Pass another --dialect (\(PCSCDialect.names)) or leave it out to detect it")
+                throw FeliCaError(.unsupported, "the FeliCa card on PC/SC reader '\(reader)' did not answer a Polling sent in the \(forced) dialect although the reader reports it present (\(error.reason)): the reader probably does not speak the \(forced) dialect; another (\(PCSCDialect.names)) may serve, or none forced, to detect it")
             } catch where isDialectMismatch(error) {
-                throw FeliCaError(.unsupported, "PC/SC reader '\(reader)' does not speak the \(forced) dialect: \(error.reason). Pass another --dialect (\(PCSCDialect.names)) or leave it out to detect it")
+                throw FeliCaError(.unsupported, "PC/SC reader '\(reader)' does not speak the \(forced) dialect: \(error.reason); another (\(PCSCDialect.names)) may serve, or none forced, to detect it")
             }
         }
         let guess = PCSCDialect.guess(readerName: reader)
@@ -422,7 +422,7 @@ public final class PCSCTransport: Transport {
                 failures.append("\(dialect): \(error.reason)")
             }
         }
-        throw FeliCaError(.unsupported, "could not reach the FeliCa card on PC/SC reader '\(reader)' in any dialect (\(failures.joined(separator: "; "))). Pass --dialect (\(PCSCDialect.names)) if you know the reader's")
+        throw FeliCaError(.unsupported, "could not reach the FeliCa card on PC/SC reader '\(reader)' in any dialect (\(failures.joined(separator: "; "))); force the reader's dialect (\(PCSCDialect.names)) if it is known")
     }
 
     /// Errors that mean the reader did not understand the pseudo-APDU (as opposed to the
@@ -441,7 +441,7 @@ public final class PCSCTransport: Transport {
             }
         }
         if error.code == .status || error.code == .unexpectedResponse {
-            return FeliCaError(error.code, "PC/SC reader '\(reader)' rejected a \(dialect.map { "\($0) " } ?? "")pseudo-APDU: \(error.reason). If the reader speaks another dialect, pass --dialect (\(PCSCDialect.names))")
+            return FeliCaError(error.code, "PC/SC reader '\(reader)' rejected a \(dialect.map { "\($0) " } ?? "")pseudo-APDU: \(error.reason); the reader may speak another dialect (\(PCSCDialect.names))")
         }
         return error
     }

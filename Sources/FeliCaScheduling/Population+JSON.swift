@@ -1,6 +1,6 @@
 import FeliCa
 import FeliCaJSON
-import FeliCaTransportSupport
+import FeliCaFiles
 
 extension Population {
     /// Parses `{"cards":[{"name":..., "weight":..., "systems":["0003","fe00"]}]}`.

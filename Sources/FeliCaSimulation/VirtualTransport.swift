@@ -28,6 +28,12 @@ public final class VirtualTransport: Transport {
 
     public var bitRate: AirTiming.BitRate { rate.withLock { $0 } }
 
+    /// No hand moves a virtual card: a watch loop places it and takes it away.
+    public var placesCardItself: Bool { true }
+
+    /// Puts the card in the field or takes it away (``VirtualCard/isPresent``).
+    public func placeCard(_ present: Bool) { card.isPresent = present }
+
     public func switchBitRate(to newRate: AirTiming.BitRate) async throws(FeliCaError) {
         guard bitRates.contains(newRate) else {
             throw FeliCaError(.unsupported, "\(name) runs at \(bitRates.map { String($0.rawValue) }.joined(separator: " or ")) kbps, not \(newRate.rawValue)")

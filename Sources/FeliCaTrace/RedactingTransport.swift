@@ -1,5 +1,4 @@
 import FeliCa
-import FeliCaCards
 import Synchronization
 
 /// A transport that shows the session above it a redacted card (`--redact`): every IDm a

@@ -1,5 +1,4 @@
 import FeliCa
-import FeliCaCards
 
 extension Trace {
     /// The trace with the card's IDms and card numbers replaced by `redactor`'s pseudonyms

@@ -1,5 +1,5 @@
 import FeliCa
-import FeliCaTransportSupport
+import FeliCaFiles
 
 #if canImport(Glibc)
 import Glibc

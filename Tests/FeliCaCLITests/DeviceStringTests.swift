@@ -12,7 +12,7 @@ import Testing
     (["poll", "--device", ""], "option '--device' is empty"),
     (["poll", "--device", "virtual:suica?timing=1"], "device option 'timing'"),
     (["balance", "--device", "bogus:x"], "'bogus' is not a kind of device"),
-    (["poll", "--device", "virtual:suica", "--dialect", "sony"], "--dialect applies to PC/SC devices"),
+    (["poll", "--device", "virtual:suica", "--dialect", "sony"], "--dialect: a PC/SC dialect applies to PC/SC devices"),
     (["doctor", "--device", "virtual:suca"], "no built-in card named 'suca'"),
 ])
 func badDevicesAreUsageErrors(_ args: [String], _ message: String) throws {

@@ -114,7 +114,7 @@ private let sony = DeviceSpec(.pcsc(reader: .named("Sony RC-S300"), dialect: nil
     let readers = [reader(serial, .cannotOpen(reason: "no such file")), reader(sony, .usable(state: "card present"))]
     let (chosen, note) = try #require(Device.choose(readers))
     #expect(chosen.spec == sony)
-    #expect(note == "2 readers found, using pcsc:Sony RC-S300 (1 cannot be opened) — pass --device to choose")
+    #expect(note == "2 readers found, using pcsc:Sony RC-S300 (1 cannot be opened)")
 }
 
 @Test func defaultDeviceChoiceIgnoresTheStateText() throws {

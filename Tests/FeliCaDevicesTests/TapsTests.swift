@@ -2,6 +2,7 @@ import FeliCa
 @testable import FeliCaDevices
 import FeliCaEmulators
 import FeliCaSimulation
+import FeliCaTrace
 import Foundation
 import Testing
 
@@ -44,6 +45,46 @@ struct TapsTests {
         #expect(Set(seen).count == 1)
         // Three gaps between four taps, each at least the interval.
         #expect(clock.now - start >= interval * 3)
+    }
+
+    /// The card's presence is its transport's: a session on a virtual card wrapped as the
+    /// command line wraps it (a recorder here) is tapped the same, with no `Device` telling
+    /// the loop which card to move, and the card is in the field while the loop waits for it.
+    @Test func aWrappedVirtualTransportMovesItsOwnCard() async throws {
+        let card = try VirtualCard.named("suica")
+        let link = VirtualTransport(card: card, name: "virtual:suica")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("taps-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let recorder = try TraceRecorder(wrapping: link, path: dir.appendingPathComponent("t.jsonl").path)
+        #expect(recorder.placesCardItself)
+        let taps = Taps(CardSession(transport: recorder), interval: .milliseconds(5))
+        var count = 0
+        for try await _ in taps {
+            #expect(card.isPresent)
+            count += 1
+            if count == 3 { break }
+        }
+        #expect(count == 3)
+        await recorder.close()
+    }
+
+    /// Opening hands on what it opened: the image of a `virtual:<file>` (loaded once), the
+    /// virtual card, the replay; nothing of the kind for a built-in card.
+    @Test func openingHandsOnTheImageAndTheReplay() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("device-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("card.json").path
+        let suica = try #require(SampleCards.image(named: "suica"))
+        try suica.jsonText().write(toFile: path, atomically: true, encoding: .utf8)
+        let fromFile = try await Device.open("virtual:" + path)
+        #expect(fromFile.image?.systems.map(\.code) == suica.systems.map(\.code))
+        #expect(fromFile.virtualCard != nil && fromFile.replay == nil)
+        await fromFile.close()
+        let builtIn = try await Device.open("virtual:suica")
+        #expect(builtIn.image == nil && builtIn.virtualCard != nil)
+        await builtIn.close()
     }
 
     /// Through the real libnfc against the PN532 emulator whose card comes and goes: each

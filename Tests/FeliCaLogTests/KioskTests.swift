@@ -137,7 +137,7 @@ func anotherProgramsDatabaseIsRefusedUntouched(_ what: String, _ sql: String, _ 
             Issue.record("\(what): opened")
         } catch {
             #expect(error.code == .notOurs, "\(what): \(error)")
-            #expect(error.reason == "\(path) is an SQLite database of another program (\(named)), not a felica history; felica leaves it as it is: give --db a file of its own")
+            #expect(error.reason == "\(path) is an SQLite database of another program (\(named)), not a felica history; felica leaves it as it is")
         }
         #expect(try directoryContents(path) == before, "\(what): a byte or a file changed")
     }

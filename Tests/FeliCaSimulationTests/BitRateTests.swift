@@ -3,6 +3,7 @@ import FeliCaCards
 import FeliCaJSON
 import FeliCaEmulators
 import FeliCaSimulation
+import Foundation
 import Testing
 
 /// Moving a session to 424 kbps: the card is asked, the link switches, the card answers at

@@ -2,6 +2,7 @@ import FeliCa
 import FeliCaJSON
 import FeliCaEmulators
 import FeliCaSimulation
+import Foundation
 import Testing
 
 /// Cards that lack an optional command (Request Block Information, Search Service Code,

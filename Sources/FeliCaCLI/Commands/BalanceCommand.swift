@@ -25,8 +25,10 @@ struct BalanceCommand: CLICommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let reader = PurseOutput.reader(.balance, allSystems: allSystems, stations: nil, readerOptions: readerOptions, issuer: issuer)
-        let report = try await CardContext.with(readerOptions, console: console) { session in try await reader.read(session) }
+        let report = try await CardContext.with(readerOptions, console: console) { device, session in
+            let reader = PurseOutput.reader(.balance, allSystems: allSystems, stations: nil, device: device, readerOptions: readerOptions, issuer: issuer)
+            return try await reader.read(session)
+        }
         PurseOutput.diagnostics(report, console)
         if json {
             JSONOut.print(PurseOutput.json(report, history: false), console)

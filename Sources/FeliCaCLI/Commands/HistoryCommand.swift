@@ -39,8 +39,10 @@ struct HistoryCommand: CLICommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let reader = PurseOutput.reader(.history, allSystems: allSystems, stations: try PurseOutput.stations(stations), readerOptions: readerOptions)
-        let report = try await CardContext.with(readerOptions, console: console) { session in try await reader.read(session) }
+        let table = try PurseOutput.stations(stations)
+        let report = try await CardContext.with(readerOptions, console: console) { device, session in
+            try await PurseOutput.reader(.history, allSystems: allSystems, stations: table, device: device, readerOptions: readerOptions).read(session)
+        }
         PurseOutput.diagnostics(report, console)
         if ofx {
             return try HistoryOptions.writeOFX(allowIncomplete: allowIncomplete, console: console) { out in

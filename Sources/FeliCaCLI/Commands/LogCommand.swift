@@ -261,12 +261,13 @@ struct LogAddCommand: CLICommand {
 
     func save(_ path: String, _ console: Console) async throws -> Int32 {
         let store = try HistoryOptions.open(path)
-        let reader = PurseOutput.reader(.history, allSystems: allSystems, stations: try PurseOutput.stations(stations), readerOptions: readerOptions)
-        let (report, device) = try await CardContext.with(readerOptions, console: console) { session in
-            (try await reader.read(session), session.transport.name)
+        let table = try PurseOutput.stations(stations)
+        let (report, device, scannedAt) = try await CardContext.with(readerOptions, console: console) { device, session in
+            let reader = PurseOutput.reader(.history, allSystems: allSystems, stations: table, device: device, readerOptions: readerOptions)
+            return (try await reader.read(session), session.transport.name, CardContext.scannedAt(device))
         }
         PurseOutput.diagnostics(report, console)
-        let result = try HistoryOptions.save(report, device: device, to: store, console: console, readAt: CardContext.scannedAt(readerOptions))
+        let result = try HistoryOptions.save(report, device: device, to: store, console: console, readAt: scannedAt)
         if json {
             let o = JSONObject([("card", .string(report.idm.hex))] + (HistoryOptions.json(result).objectValue?.members.map { ($0.key, $0.value) } ?? []))
             JSONOut.print(.object(o), console)

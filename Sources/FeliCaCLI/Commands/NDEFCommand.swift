@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaNDEF
 import FeliCaDevices
+import FeliCaFiles
 import FeliCaTransportSupport
 
 #if canImport(Glibc)

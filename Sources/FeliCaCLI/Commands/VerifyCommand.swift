@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaJSON
 import FeliCaSecurity
+import FeliCaFiles
 import FeliCaTransportSupport
 
 /// `felica verify --card-key KEY`: whether a FeliCa Lite-S holds a card key (mutual authentication).

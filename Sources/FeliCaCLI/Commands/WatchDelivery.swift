@@ -1,5 +1,6 @@
 import FeliCaDelivery
 import FeliCaJSON
+import FeliCaFiles
 import FeliCaTransportSupport
 import Synchronization
 

@@ -10,8 +10,9 @@ import FeliCa
 /// What is replaced (Docs/formats.md, "Dumps safe to share"):
 /// - the IDm: its last 60 bits; the first 4 bits (the system's number on the card) are
 ///   kept, so the systems of one card stay one card;
-/// - the card and member numbers of ``numberFields``, digit for digit (the printed numbers are
-///   decimal digits, so they stay digits);
+/// - the card and member numbers at the ``numberFields`` it is given (the card profiles know
+///   where their numbers sit: `FeliCaCards`' `CardNumberField.all`), digit for digit (the
+///   printed numbers are decimal digits, so they stay digits);
 /// - and then every other occurrence of an original, byte for byte, wherever it sits in
 ///   blocks, packets or text (hex, either case).
 public struct Redactor: Sendable {
@@ -20,9 +21,14 @@ public struct Redactor: Sendable {
     /// Each original replaced so far with its pseudonym, longest first (``register(_:_:)``).
     public private(set) var replacements: [(original: [UInt8], pseudonym: [UInt8])] = []
 
-    public init(key: [UInt8]) {
+    /// Where card numbers sit in blocks, replaced digit for digit (``block(system:service:index:_:)``).
+    public let numberFields: [NumberField]
+
+    /// A redactor with a 16-byte `key`, replacing the numbers at `numberFields` besides the IDm.
+    public init(key: [UInt8], numberFields: [NumberField] = []) {
         precondition(key.count == 16, "a redaction key is 16 bytes")
         self.key = key
+        self.numberFields = numberFields
     }
 
     /// A block field holding a card number.
@@ -35,17 +41,11 @@ public struct Redactor: Sendable {
         public var bytes: Range<Int>
         /// What it is (`Edy number`).
         public var name: String
-    }
 
-    /// The card numbers the profiles read: Edy, nanaco, WAON, and the University Co-op
-    /// member number.
-    public static let numberFields: [NumberField] = [
-        NumberField(system: .common, service: Edy.numberService, bytes: 2..<10, name: "Edy number"),
-        NumberField(system: .common, service: Nanaco.numberService, bytes: 0..<8, name: "nanaco number"),
-        NumberField(system: .common, service: WAON.numberService, bytes: 0..<8, name: "WAON number"),
-        NumberField(system: .common, service: UnivCoop.memberService, bytes: 0..<6, name: "University Co-op member number"),
-        NumberField(system: .common, service: FCF.idService, bytes: FCF.digitBytes, name: "FCF ID number"),
-    ]
+        public init(system: SystemCode, service: ServiceCode, bytes: Range<Int>, name: String) {
+            self.system = system; self.service = service; self.bytes = bytes; self.name = name
+        }
+    }
 
     // MARK: - Pseudonyms
 
@@ -113,7 +113,7 @@ public struct Redactor: Sendable {
     public mutating func block(system: SystemCode, service: ServiceCode, index: Int, _ data: [UInt8]) -> [UInt8] {
         var out = data
         if index == 0 {
-            for f in Self.numberFields where f.system == system && f.service == service && f.bytes.upperBound <= out.count {
+            for f in numberFields where f.system == system && f.service == service && f.bytes.upperBound <= out.count {
                 out.replaceSubrange(f.bytes, with: number(Array(out[f.bytes])))
             }
         }

@@ -1,0 +1,28 @@
+import FeliCaDevices
+import FeliCaLog
+
+/// What the command line adds to a library error when it prints it: the flag or command
+/// that fixes it. Library errors carry a code and a plain reason and name no flag of ours;
+/// the hint is chosen here by the error's code.
+enum ErrorHints {
+    /// After the note naming the reader used when several were found.
+    static let chooseDevice = " — pass --device to choose"
+
+    /// A history database error, with the option or command that fixes it.
+    static func message(_ error: HistoryError) -> String {
+        switch error.code {
+        case .noDatabase: error.reason + "; check --db, or keep a card's records first with `felica log add`"
+        case .notOurs, .notADatabase: error.reason + ": give --db a file of its own"
+        case .newerSchema: error.reason + ", or another --db file"
+        default: error.reason
+        }
+    }
+
+    /// A device string or opening option that does not apply, naming the option.
+    static func message(_ error: DeviceError) -> String {
+        switch error.code {
+        case .inapplicableOption: "--dialect: " + error.reason
+        default: error.reason
+        }
+    }
+}
