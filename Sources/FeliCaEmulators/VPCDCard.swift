@@ -2,6 +2,7 @@ import FeliCa
 import FeliCaSimulation
 import FeliCaReaderCodecs
 import FeliCaFiles
+import FeliCaTransportSupport
 import Synchronization
 
 #if canImport(Glibc)

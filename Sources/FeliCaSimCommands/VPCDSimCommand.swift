@@ -116,7 +116,7 @@ struct VPCDSimCommand: CLICommand {
         // (then the card is taken out cleanly, and the exit status is 0, as for pn532).
         let stop: Stop = await withCheckedContinuation { (c: CheckedContinuation<Stop, Never>) in
             let once = ResumeOnce(c)
-            Task { once.resume(.signal(await PN532SimCommand.waitForTermination())) }
+            Task { once.resume(.signal(await SignalHandling.waitForTermination())) }
             Task {
                 do throws(FeliCaError) {
                     once.resume(.served(.success(try await vpcd.serve())))
