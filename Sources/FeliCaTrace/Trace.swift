@@ -207,6 +207,9 @@ extension Trace {
     /// image, written over several lines): what it is and how to use it, instead of a
     /// parse error on its first line.
     static func otherFormat(_ text: String, source: String) -> FeliCaError? {
+        // A first line that is JSON on its own is a damaged trace, said with its line number.
+        let first = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        if (try? JSONValue.parse(String(first))) != nil { return nil }
         guard let object = (try? JSONValue.parse(text))?.objectValue else { return nil }
         guard let format = object["format"]?.stringValue, format != formatName else {
             return FeliCaError(.badInput, "\(source) is a JSON document, not a \(formatName) trace (one JSON object per line, recorded with --trace)")

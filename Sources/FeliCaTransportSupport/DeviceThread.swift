@@ -134,8 +134,7 @@ public final class Watchdog: @unchecked Sendable {
 
     private init() {}
 
-    /// Runs `action` on the watchdog's thread after `delay` unless cancelled first. An
-    /// action should be short: later alarms fire after it returns.
+    /// Runs `action` on a thread of its own after `delay` unless cancelled first.
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> Alarm {
         condition.withLock {
@@ -169,7 +168,9 @@ public final class Watchdog: @unchecked Sendable {
                 alarms[id] = nil
                 return next.action
             }
-            action?()
+            // On a thread of its own: an action that blocks (libnfc's abort waits for the
+            // device's lock) must not hold back the alarms of other devices.
+            if let action, !OwnedThread.detach(name: "felica.alarm", action) { action() }
         }
     }
 }
