@@ -48,10 +48,12 @@ public final class PN532Server: Sendable {
                     throw FeliCaError(.badInput, "--link \(link): a file of that name exists and is not a symlink; choose another path")
                 }
                 // Only a link an emulator left behind is replaced: one to a terminal that is
-                // gone. A link to anything else is not ours, and a live terminal is another
-                // emulator's (the same --link twice).
+                // gone, or to the one just opened here (the kernel hands a freed terminal's
+                // number to the next one: an emulator killed before it could remove its link
+                // leaves one to the number this emulator now holds). A link to anything else
+                // is not ours, and a live terminal is another emulator's (the same --link twice).
                 let target = Self.linkTarget(link)
-                guard let target, target.hasPrefix("/dev/pts/"), access(target, F_OK) != 0 else {
+                guard let target, target.hasPrefix("/dev/pts/"), target == terminal.path || access(target, F_OK) != 0 else {
                     Self.closeAll(terminal, fds)
                     let what = target.map { $0.hasPrefix("/dev/pts/") ? "a link to \($0), a terminal in use (another emulator's?)" : "a link to \($0), not an emulator's" } ?? "a link"
                     throw FeliCaError(.badInput, "--link \(link): the path exists (\(what)); choose another path, or remove it if it is stale")
