@@ -53,7 +53,7 @@ public struct Population: Hashable, Sendable {
 
 /// Parsing of system-code lists as given on the command line (`0003,fe00,0x8B61`).
 public enum SystemCodeList {
-    /// One code: 4 hex digits, or a name from ``SystemDirectory`` (`okica`, `kmt`).
+    /// One code: 4 hex digits, or a name from FeliCaCards' `SystemDirectory` (`okica`, `kmt`).
     public static func code(_ item: String, what: String) throws(FeliCaError) -> SystemCode {
         if let code = SystemCode(hex: item) { return code }
         switch SystemDirectory.code(named: item) {
