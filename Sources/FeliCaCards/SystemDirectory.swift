@@ -126,7 +126,7 @@ public enum SystemDirectory {
     }
 
     /// The short name shown next to a code: the name the library has long used where it has
-    /// one (``SystemCode/knownName``), else the directory's.
+    /// one (`SystemCode.knownName`), else the directory's.
     public static func displayName(of code: SystemCode) -> String? {
         code.knownName ?? lookup(code)?.name
     }

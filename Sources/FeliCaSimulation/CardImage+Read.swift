@@ -12,7 +12,7 @@ extension CardImage {
         return image!
     }
 
-    /// Like ``read(using:progress:)``, but when the card fails part-way (pulled away, a
+    /// Like ``read(using:discover:progress:)``, but when the card fails part-way (pulled away, a
     /// reader error) it also returns the systems read completely before the failure, marked
     /// with a `partial` member that says what happened — never passed off as complete.
     /// `discover` finds services by a Request Service sweep (``sweepServices(_:_:progress:)``)
