@@ -6,6 +6,7 @@ import FeliCaSimulation
 
 #if canImport(Glibc)
 import Glibc
+import FeliCaCards
 #endif
 
 /// A desk that runs `felica watch --save` all day: N taps (`FELICA_BENCH_KIOSK_TAPS`,
