@@ -55,6 +55,10 @@ in_root() {
       mkdir "$scratch/upper" "$scratch/work" "$scratch/root"
       mount -t overlay overlay -o "lowerdir=$root,upperdir=$scratch/upper,workdir=$scratch/work" "$scratch/root"
       root="$scratch/root"
+    else
+      # The root a mount point of its own: unshare -m in it (a private pcscd) changes the
+      # propagation of "/", which must be a mount.
+      mount --bind "$root" "$root"
     fi
     mount -t proc proc "$root/proc"
     mount --rbind /dev "$root/dev"
@@ -112,6 +116,9 @@ create() {
     for lib in nfc.so.6 curl.so.4; do
       ln -sfn "lib$lib" "/usr/lib/aarch64-linux-gnu/lib${lib%.*}"
     done
+    # libcurl4-openssl-dev puts its headers (the same for every architecture) in the
+    # amd64 include directory.
+    ln -sfn ../x86_64-linux-gnu/curl /usr/include/aarch64-linux-gnu/curl
     for pc in libnfc libcurl; do
       sed "s|x86_64-linux-gnu|aarch64-linux-gnu|g" "/usr/lib/x86_64-linux-gnu/pkgconfig/$pc.pc" \
         >"/usr/lib/aarch64-linux-gnu/pkgconfig/$pc.pc"
