@@ -119,9 +119,11 @@ create() {
     # libcurl4-openssl-dev puts its headers (the same for every architecture) in the
     # amd64 include directory.
     ln -sfn ../x86_64-linux-gnu/curl /usr/include/aarch64-linux-gnu/curl
+    # libnfc.pc requires libusb (0.1), whose .pc only amd64 has: the arm64 one drops that
+    # line (it adds nothing the arm64 link needs; libnfc.so brings its own dependencies).
     for pc in libnfc libcurl; do
-      sed "s|x86_64-linux-gnu|aarch64-linux-gnu|g" "/usr/lib/x86_64-linux-gnu/pkgconfig/$pc.pc" \
-        >"/usr/lib/aarch64-linux-gnu/pkgconfig/$pc.pc"
+      sed -e "s|x86_64-linux-gnu|aarch64-linux-gnu|g" -e "/^Requires: *libusb *$/d" \
+        "/usr/lib/x86_64-linux-gnu/pkgconfig/$pc.pc" >"/usr/lib/aarch64-linux-gnu/pkgconfig/$pc.pc"
     done
   ' - "${amd64[@]}" "${arm64[@]}" >&2
   # The arm64 swiftlang and libswiftlang (not installed: they conflict with the amd64 ones),
