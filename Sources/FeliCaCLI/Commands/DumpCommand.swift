@@ -30,7 +30,7 @@ struct DumpCommand: CLICommand {
         OptionSpec("format", value: "format", help: "Write the card image as felica (felica-card/1, as --json), flipper (Flipper Zero .nfc) or metrodroid (Metrodroid JSON).",
                    kind: .choice(["felica", "flipper", "metrodroid"]))
     ) { s throws(UsageError) in
-        guard let f = CardImageFormat(rawValue: s), f != .proxmark, f != .metrodroidXML else { throw UsageError("option '--format': '\(s)' is not one of felica, flipper, metrodroid") }
+        guard let f = CardImageFormat(rawValue: s), f != .proxmark, f != .metrodroidXML, f != .metroflip else { throw UsageError("option '--format': '\(s)' is not one of felica, flipper, metrodroid") }
         return f
     }
 
