@@ -354,7 +354,10 @@ public enum TransitIC {
     /// Decodes history blocks (newest first) into entries: empty slots skipped, bad
     /// records kept as ``HistoryEntry/malformed(slot:error:raw:)``, and each amount taken
     /// as the balance minus the next older record's (nil for the oldest, or when the older
-    /// record is malformed).
+    /// record is malformed). The one exception is the card's issue: a record of process 07
+    /// (new issue) with sequence number 1 is the first the card ever wrote, and a card holds
+    /// nothing before it is issued, so its amount is its balance, the charge it was sold with
+    /// (FareBot shows the same record as a fare of minus that).
     public static func decodeHistory(_ blocks: [[UInt8]], stations: StationTable? = nil) -> [HistoryEntry] {
         var decoded: [(slot: Int, result: Result<HistoryRecord, CardDataError>)] = []
         for (i, block) in blocks.enumerated() {
@@ -373,6 +376,8 @@ public enum TransitIC {
                 var amount: Int? = nil
                 if k + 1 < decoded.count, case .success(let older) = decoded[k + 1].result {
                     amount = r.balance - older.balance
+                } else if r.process & 0x7F == 0x07 && r.sequence == 1 {
+                    amount = r.balance
                 }
                 out.append(.transaction(r.transaction(amount: amount, stations: stations)))
             }
@@ -418,7 +423,7 @@ public enum TransitIC {
             }
             if purse.balance == nil, let newest = entries.first?.transaction {
                 purse.balance = newest.balance
-                purse.notes.append("balance taken from the newest history record (0x008B unreadable)")
+                purse.notes.append("balance taken from the newest history record (0x008B not read)")
             }
         }
         if let gateLog {

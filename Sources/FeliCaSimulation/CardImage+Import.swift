@@ -14,6 +14,8 @@ public enum CardImageFormat: String, Hashable, Sendable, CaseIterable {
     case metrodroid
     /// Metrodroid's (and FareBot's) older XML export (read only).
     case metrodroidXML = "metrodroid-xml"
+    /// Metroflip's (a Flipper Zero transit app) saved Suica file: the travel history only (read only).
+    case metroflip
 
     /// How a person calls it.
     public var displayName: String {
@@ -23,6 +25,7 @@ public enum CardImageFormat: String, Hashable, Sendable, CaseIterable {
         case .proxmark: "Proxmark3 hf felica dump JSON"
         case .metrodroid: "Metrodroid JSON"
         case .metrodroidXML: "Metrodroid XML"
+        case .metroflip: "Metroflip file"
         }
     }
 
@@ -31,7 +34,10 @@ public enum CardImageFormat: String, Hashable, Sendable, CaseIterable {
         for line in text.split(whereSeparator: \.isNewline) {
             let t = line.drop { $0 == " " || $0 == "\t" }
             if t.isEmpty || t.hasPrefix("#") { continue }
-            if t.hasPrefix("Filetype:") { return .flipper }
+            if t.hasPrefix("Filetype:") {
+                let value = t.dropFirst("Filetype:".count).drop { $0 == " " || $0 == "\t" }
+                return value.hasPrefix("Flipper Metroflip File") ? .metroflip : .flipper
+            }
             if t.hasPrefix("<") { return .metrodroidXML }
             break
         }
@@ -48,9 +54,9 @@ public enum CardImageFormat: String, Hashable, Sendable, CaseIterable {
 
 extension CardImage {
     /// A name that is a file rather than a built-in card: it contains `/` or ends in one of
-    /// the image files' usual extensions (`.json`, `.nfc`, `.xml`).
+    /// the image files' usual extensions (`.json`, `.nfc`, `.xml`, `.metro`).
     public static func isImagePath(_ name: String) -> Bool {
-        name.contains("/") || name.hasSuffix(".json") || name.hasSuffix(".nfc") || name.hasSuffix(".xml")
+        name.contains("/") || name.hasSuffix(".json") || name.hasSuffix(".nfc") || name.hasSuffix(".xml") || name.hasSuffix(".metro")
     }
 
     /// Reads a card image of any ``CardImageFormat``, told by its content; errors name the
@@ -79,6 +85,7 @@ extension CardImage {
         case .proxmark: self = try ProxmarkDump.image(try Self.json(text)); addLiteNDEFSystem()
         case .metrodroid: self = try MetrodroidJSON.image(try Self.json(text)); addLiteNDEFSystem()
         case .metrodroidXML: self = try MetrodroidXML.image(text); addLiteNDEFSystem()
+        case .metroflip: self = try MetroflipFile.image(text)
         case nil:
             // Name what it is not, with the JSON error when it was meant to be JSON.
             if text.utf8.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "{") {
@@ -109,6 +116,7 @@ extension CardImage {
         case .metrodroid: MetrodroidJSON.text(self, now: now)
         case .proxmark: throw FeliCaError(.unsupported, "writing Proxmark3 dumps is not supported (flipper and metrodroid are)")
         case .metrodroidXML: throw FeliCaError(.unsupported, "writing Metrodroid's older XML is not supported (its JSON, metrodroid, is)")
+        case .metroflip: throw FeliCaError(.unsupported, "writing Metroflip files is not supported (flipper and metrodroid are)")
         }
     }
 

@@ -44,6 +44,21 @@ import Testing
         #expect(r.stdout.contains("Systems  0003 "), "\(r.stdout)")
     }
 
+    /// Metroflip's saved Suica (history only, CRLF): `felica history` lists its 7 records,
+    /// the oldest being the card's issue, credited with the 1000 yen it was sold with
+    /// (Metroflip: byte 14 = 01 is the card's "birthday"; balance bytes 10-11 = E8 03).
+    @Test(arguments: ["metroflip/suica_example.metro", "metroflip/suica_example.nfc"])
+    func metroflipsSuicaReadsThroughTheCLI(_ file: String) throws {
+        let h = try run(["history", "--json", "--device", "virtual:" + real(file)])
+        #expect(h.status == 0, "\(h.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(h.stdout.utf8)) as? [String: Any]
+        let purses = json?["purses"] as? [[String: Any]] ?? []
+        let history = purses.first?["transactions"] as? [[String: Any]] ?? []
+        #expect(history.count == 7)
+        #expect(history.last?["balance"] as? Int == 1000)
+        #expect(history.last?["amount"] as? Int == 1000)
+    }
+
     /// The same Suica dump saved on Windows (CRLF) with a byte order mark reads the same.
     @Test func aWindowsSavedDumpReadsTheSame() throws {
         let text = try String(contentsOfFile: real("farebot/Suica.nfc"), encoding: .utf8)

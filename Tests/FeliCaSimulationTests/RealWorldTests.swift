@@ -102,10 +102,19 @@ func fareBotsFlipperTransitDumpsDecodeAsFareBotSays(_ file: String, _ brand: Str
     let oldestFirst = Array(t.reversed())
     #expect(oldestFirst.first?.balance == fareBotBalance)
     // FareBot's fare is what was paid (a charge negative). The oldest record has no record
-    // before it to take an amount from: FareBot shows 0, or for a card's issue (PASMO) the
-    // deposit, minus the balance it left; this tool shows none.
-    #expect(oldestFirst.first?.amount == nil)
-    #expect(fares[0] == 0 || fares[0] == -fareBotBalance)
+    // before it to take an amount from: FareBot shows 0, and this tool none; but a card's
+    // issue (PASMO's oldest: process 07, sequence 1) starts from nothing, so both take its
+    // balance as the amount: FareBot as the fare −500, this tool as +500 credited.
+    let oldest = try #require(oldestFirst.first)
+    if fares[0] == 0 {
+        #expect(oldest.amount == nil)
+        #expect(oldest.type.code != 0x07)
+    } else {
+        #expect(fares[0] == -fareBotBalance)
+        #expect(oldest.type.code == 0x07 && oldest.sequence == 1)
+        #expect(oldest.amount == -fares[0])
+        #expect(oldest.amount == oldest.balance)
+    }
     #expect(Array(oldestFirst.prefix(fares.count).dropFirst().map { -($0.amount ?? 0) }) == Array(fares.dropFirst()))
     // The balance block, read straight from the file's 008B block.
     let block = try #require(image.systems.first { $0.code == .transit }?.services.first { $0.code == 0x008B }?.block(0))
@@ -469,5 +478,114 @@ func metrodroidsXMLExportsLoad(_ file: String) throws {
         } catch {
             #expect(error.reason.hasPrefix("card image \(file): " + message), "\(error.reason)")
         }
+    }
+}
+
+// MARK: - Metroflip: its saved Suica files
+
+/// zinongli/Metroflip's example files: a real Suica's travel history (service 090F) as the
+/// app saves it, in its three published versions (the author edited station bytes between
+/// them; the rest is the same card). What Metroflip's own decoder (scenes/plugins/suica.c,
+/// `suica_parse`) takes from each record, worked out here from the raw bytes by its rules,
+/// and our decoder must agree: balance = bytes 10-11 little-endian; date = year (byte 4 >> 1),
+/// month (byte 4 bit 0, byte 5 bits 7-5), day (byte 5 bits 4-0); a record whose byte 14 is 01
+/// (sequence 1) is the card's "birthday", its issue.
+@Test(arguments: ["metroflip/suica_example.metro", "metroflip/suica_example.nfc", "metroflip/e0443177/suica_example.nfc"])
+func metroflipsSuicaFilesDecodeAsMetroflipReadsThem(_ file: String) async throws {
+    let text = try realText(file)
+    #expect(CardImageFormat.detect(text) == .metroflip)
+    let image = try loadReal(file)
+    let history = try #require(image.systems.first { $0.code == .transit }?.services.first { $0.code == 0x090F }?.blocks)
+    // The file's own Travel lines, 00 to 07, in order.
+    let travel = text.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("Travel ") && !$0.hasPrefix("Travel History") }
+    #expect(history.count == travel.count && history.count == 8)
+    let records = history.filter { $0.contains { $0 != 0 } }
+    #expect(records.count == 7)
+    let report = try await readReal(image)
+    let purse = try #require(report.purses.first { $0.profile == .transitIC })
+    let t = purse.transactions
+    #expect(t.count == records.count)
+    for (tx, b) in zip(t, records) {
+        #expect(tx.balance == Int(b[11]) << 8 | Int(b[10]))
+        #expect(tx.date.year == 2000 + Int(b[4] & 0xFE) >> 1)
+        #expect(tx.date.month == Int(b[4] & 0x01) << 3 | Int(b[5] & 0xE0) >> 5)
+        #expect(tx.date.day == Int(b[5] & 0x1F))
+        #expect(tx.sequence & 0xFF == Int(b[14]))
+        // A shop or vending machine (console C7, C8) keeps the time in bytes 6-7: hour =
+        // byte 6 >> 3, minute = byte 6 bits 2-0 then byte 7 bits 7-5.
+        if b[0] == 0xC7 || b[0] == 0xC8 {
+            #expect(tx.date.time?.hour == Int(b[6]) >> 3)
+            #expect(tx.date.time?.minute == Int(b[6] & 0x07) << 3 | Int(b[7]) >> 5)
+        }
+    }
+    // Sequence numbers 7 down to 1, and the balances chain from record to record.
+    #expect(t.map(\.sequence) == [7, 6, 5, 4, 3, 2, 1])
+    #expect(balancesChain(t))
+    // The oldest is the issue ("birthday" in Metroflip): process 07, sold with 1000 yen on it.
+    let issue = try #require(t.last)
+    #expect(issue.type.code == 0x07)
+    #expect(issue.amount == 1000 && issue.balance == 1000)
+    // The file holds no balance block; the newest record's balance is the card's last.
+    #expect(t.first?.balance == 0)
+    let notes = image.extra["notes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+    #expect(notes.contains { $0.contains("only the travel history") })
+}
+
+/// The three versions differ in station bytes (6-9) only.
+@Test func metroflipsVersionsDifferInStationsOnly() throws {
+    let files = ["metroflip/suica_example.metro", "metroflip/suica_example.nfc", "metroflip/e0443177/suica_example.nfc"]
+    var histories: [[[UInt8]]] = []
+    for f in files {
+        let image = try loadReal(f)
+        histories.append(image.systems.first?.services.first?.blocks ?? [])
+    }
+    for h in histories.dropFirst() {
+        #expect(h.count == histories[0].count)
+        for (a, b) in zip(h, histories[0]) {
+            #expect(Array(a[0..<6]) == Array(b[0..<6]) && Array(a[10...]) == Array(b[10...]))
+        }
+    }
+    #expect(histories[0] != histories[1] && histories[1] != histories[2])
+}
+
+/// Every cut of a real Metroflip file past its first line either refuses naming a line or
+/// (cut between records: the format declares no count) loads the records before the cut.
+@Test func everyCutOfARealMetroflipFileIsRefusedWithALineOrKeepsItsFirstRecords() throws {
+    let text = try realText("metroflip/suica_example.nfc")
+    let full = try CardImage(importing: text).systems[0].services[0].blocks ?? []
+    let chars = Array(text)
+    let firstLine = chars.firstIndex(of: "\r\n") ?? 0
+    for n in (firstLine + 1)..<chars.count {
+        let cut = String(chars[0..<n])
+        do throws(FeliCaError) {
+            let image = try CardImage(importing: cut)
+            let blocks = image.systems[0].services[0].blocks ?? []
+            #expect(!blocks.isEmpty && Array(full.prefix(blocks.count)) == blocks, "cut at \(n)")
+        } catch {
+            #expect(error.reason.contains("line "), "cut at \(n): \(error.reason)")
+        }
+    }
+}
+
+/// Damaged Metroflip files: each refusal names its line.
+@Test func aDamagedMetroflipFileNamesItsLine() throws {
+    let text = try realText("metroflip/suica_example.nfc")
+    let damaged: [(String, String, String)] = [
+        ("Card Type: suica", "Card Type: navigo", "line 4: card type navigo"),
+        ("Device type: FeliCa", "Device type: ISO14443-4A", "line 3: the device type"),
+        ("Travel 02: 16 01", "Travel 03: 16 01", "line 8: \"Travel 03:\" where Travel 02"),
+        ("31 54 01 18", "31 54 01 1", "line 8: Travel 02"),
+        ("Version: 1", "Version: 2", "line 2: Metroflip file version 2"),
+    ]
+    for (from, to, expected) in damaged {
+        let changed = text.replacingFirst(from, with: to)
+        #expect(changed != text)
+        var reason = "no error"
+        do throws(FeliCaError) {
+            _ = try CardImage(importing: changed)
+        } catch {
+            reason = error.reason
+        }
+        #expect(reason.contains(expected), "\(to): \(reason)")
     }
 }
