@@ -16,8 +16,13 @@
 #           installed with apt into a throwaway copy of the root (an overlay) and run
 #           there: a balance from a virtual card, man felica, and a balance through the
 #           emulated RC-S380 (felica-sim rcs380 on umockdev).
-# e.g. FELICA_TRIXIE_PARTS=amd64 bash scripts/test.d/96-trixie.sh
-source "$(dirname "$0")/lib.sh"
+# Run by hand, as root (or with sudo), after the main toolchain's debug build (its felica
+# gives the expected balance, its felica-sim the PN532 emulator):
+#   swift build && scripts/trixie/check.sh
+#   FELICA_TRIXIE_PARTS=amd64 scripts/trixie/check.sh
+# Not a stage of scripts/test.sh: a first run (the root, three builds) takes longer than CI
+# can spare. Docs/install.md says what it shows.
+source "$(dirname "$0")/../test.d/lib.sh"
 stage_workdir
 
 parts=" ${FELICA_TRIXIE_PARTS:-swift arm64 amd64} "
