@@ -3,6 +3,7 @@ import FeliCaReaderCodecs
 import FeliCaDevices
 import FeliCaSimulation
 import FeliCaCards
+import FeliCaDiagnosis
 
 /// A command of `felica` or `felica-sim`: its configuration drives parsing and help.
 public protocol CLICommand: Sendable {
@@ -53,7 +54,7 @@ public enum CommonOptions {
     public static let redact = OptionSpec.flag(
         "redact", help: "Replace the IDm and the card numbers with pseudonyms (the same for the same card), in the output and in --trace: safe to share.")
     public static let stations = Option(OptionSpec(
-        "stations", value: "file", help: "CSV of station names keyed by area, line and station, added over the bundled table (see Docs/formats.md).", kind: .file))
+        "stations", value: "file", help: "CSV of station names keyed by area, line and station, added over the bundled table (see \(PackagedFiles.guide("formats.md"))).", kind: .file))
     public static let dialect = Option(OptionSpec(
         "dialect", value: "dialect",
         help: "PC/SC readers: how the reader carries FeliCa packets, \(PCSCDialect.names) (default: judged from the reader name, else detected).",

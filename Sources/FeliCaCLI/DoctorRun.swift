@@ -2,6 +2,7 @@ import FeliCa
 import FeliCaJSON
 import FeliCaDevices
 import FeliCaDiagnosis
+import FeliCaUSB
 
 #if canImport(Glibc)
 import Glibc
@@ -49,30 +50,63 @@ struct DoctorRun: Sendable {
         }
         if let environmentProblem { run.polls.append(environmentProblem) }
         if targets.isEmpty {
-            run.polls.append(DoctorCheck(
-                check: "poll", verdict: .problem,
-                summary: "no reader to poll: no USB reader found, and neither libnfc nor PC/SC lists one",
-                fix: "fix the problems above, then check with `felica devices`; to try the tool without hardware: felica balance --device virtual:suica"))
+            let tryVirtual = "to try the tool without hardware: felica balance --device virtual:suica"
+            if root != "/" && !run.diagnosis.readers.isEmpty {
+                // The readers of a tree under --root are not this machine's: nothing tried them.
+                run.polls.append(DoctorCheck(
+                    check: "poll", verdict: .problem,
+                    summary: "no reader to poll: the readers found under \(root) are not this machine's, and neither libnfc nor PC/SC lists one",
+                    fix: "name a reader of this machine with --device (`felica devices` lists them); \(tryVirtual)"))
+            } else {
+                run.polls.append(DoctorCheck(
+                    check: "poll", verdict: .problem,
+                    summary: "no reader to poll: no USB reader found, and neither libnfc nor PC/SC lists one",
+                    fix: run.above.map { "\($0), then check with `felica devices`; \(tryVirtual)" }
+                        ?? "plug in a reader, then check with `felica devices`; \(tryVirtual)"))
+            }
         }
         for device in targets {
-            let check = await poll(device, console: console)
+            let check = await poll(device, console: console, diagnosis: run.diagnosis, host: host)
             if check.verdict == .ok { run.polled.append(device) }
             run.polls.append(check)
         }
         return run
     }
 
+    /// What the fix of a failed poll points back to: the problems (or warnings) found above
+    /// it, or nil when every system check was ok.
+    var above: String? {
+        if diagnosis.checks.contains(where: { $0.verdict == .problem }) || polls.contains(where: { $0.verdict == .problem }) {
+            return "fix the problems above"
+        }
+        return diagnosis.checks.contains { $0.verdict == .warning } ? "see the warnings above" : nil
+    }
+
     /// One wildcard Polling on `device`: a card, no card (the reader works) or an error.
-    static func poll(_ device: DeviceSpec, console: Console = Console()) async -> DoctorCheck {
+    /// `diagnosis` and `host` (the system checks) shape the advice when the device cannot open.
+    static func poll(_ device: DeviceSpec, console: Console = Console(),
+                     diagnosis: Diagnosis? = nil, host: HostSnapshot? = nil) async -> DoctorCheck {
         let transport: any Transport
         do {
             transport = TraceHook.watch(try await Device.open(Self.withoutCardWait(device)).transport, console: console)
         } catch let error as FeliCaError where error.code == .noCard {
             // PC/SC connects to the card when it opens: an empty reader answers "no card".
             return DoctorCheck(check: "poll", verdict: .ok, summary: "\(device): works, no card on it (place a card to read one)")
+        } catch let error as FeliCaError where error.code == .busy && error.reason.contains(USBReaders.port100Held) {
+            // The library's advice reads this machine's modprobe.d; doctor's own findings
+            // (the tree it read) decide whether a blacklist line is still missing.
+            let reason = error.reason
+            let held = reason.firstRange(of: "): ").map { String(reason[..<$0.lowerBound]) + ")" } ?? reason
+            var fix = String(reason.dropFirst(min(reason.count, held.count + 2)))
+            if let diagnosis, let host { fix = diagnosis.modulesFix("port100", host) }
+            return DoctorCheck(check: "poll", verdict: .problem, summary: "\(device): cannot open: \(held)",
+                               fix: fix + "\nthen try again: felica poll --device \(quoted(device.description))")
         } catch {
+            let again = "try again: felica poll --device \(quoted(device.description))"
+            let problems = diagnosis.map { DoctorRun(diagnosis: $0).above } ?? "fix the problems above"
             return DoctorCheck(check: "poll", verdict: .problem, summary: "\(device): cannot open: \(describe(error))",
-                               fix: "fix the problems above, then try again: felica poll --device \(quoted(device.description))")
+                               fix: problems.map { "\($0), then \(again)" }
+                                   ?? (device.isReader ? "check that the reader is connected and that the device string names it, then " : "check the device string, then ") + again)
         }
         let session = CardSession(transport: transport)
         do {

@@ -1,3 +1,5 @@
+import FeliCaDiagnosis
+
 /// The man page of `felica` or `felica-sim` in roff (man(7) macros), generated from the
 /// option model: every command with its usage, description and options.
 enum ManualPage {
@@ -75,7 +77,7 @@ enum ManualPage {
                 """))
         }
         let other = name == FelicaRoot.configuration.name ? "felica-sim(1) for the stand-ins" : "felica(1) for reading cards"
-        sections.append(("SEE ALSO", "\(other); the README and Docs/ of the source tree."))
+        sections.append(("SEE ALSO", "\(other); the README and the guides installed in \(PackagedFiles.documentation) (README.md, Docs/)."))
         return sections
     }
 }

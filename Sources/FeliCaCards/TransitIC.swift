@@ -423,7 +423,7 @@ public enum TransitIC {
             }
             if purse.balance == nil, let newest = entries.first?.transaction {
                 purse.balance = newest.balance
-                purse.notes.append("balance taken from the newest history record (0x008B unreadable)")
+                purse.notes.append("balance taken from the newest history record (0x008B not read)")
             }
         }
         if let gateLog {

@@ -129,6 +129,13 @@ public struct Device: Sendable {
     /// The device `$FELICA_DEVICE` names; nil when it is unset or empty.
     public static func fromEnvironment() throws(DeviceError) -> DeviceSpec? {
         guard let text = environment("FELICA_DEVICE"), !text.isEmpty else { return nil }
+        let bytes = getenv("FELICA_DEVICE").map { Array(UnsafeBufferPointer(start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0))) } ?? []
+        guard text.utf8.elementsEqual(bytes) else {
+            // Decoded with replacement, a path in it would reach the system changed: refused,
+            // as an argument that is not UTF-8 is.
+            let shown = bytes.map { $0 >= 0x20 && $0 < 0x7F ? String(UnicodeScalar($0)) : "\\x" + Hex.digits($0, count: 2, uppercase: true) }.joined()
+            throw DeviceError(.badEnvironment, "the environment variable FELICA_DEVICE ('\(shown)') is not valid UTF-8, and would reach the system changed (fix FELICA_DEVICE or unset it)")
+        }
         do throws(DeviceSpec.ParseError) {
             return try DeviceSpec(parsing: text)
         } catch {

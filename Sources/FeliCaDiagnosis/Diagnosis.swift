@@ -129,7 +129,7 @@ public struct Diagnosis: Sendable {
                 check: "usb", verdict: .problem,
                 summary: "no known NFC reader among the \(usb.count) USB device\(usb.count == 1 ? "" : "s")",
                 fix: """
-                plug in a supported reader (Docs/readers.md lists them: Sony RC-S380 directly over USB, Sony RC-S300 \
+                plug in a supported reader (\(PackagedFiles.guide("readers.md")) lists them: Sony RC-S380 directly over USB, Sony RC-S300 \
                 or ACR122U through PC/SC, RC-S360, SCL3711 or other PN533 readers through libnfc). A PN532 on a serial port does not show up \
                 here: pass --device libnfc:pn532_uart:/dev/ttyUSB0
                 """))
@@ -154,7 +154,7 @@ public struct Diagnosis: Sendable {
                 checks.append(DoctorCheck(
                     check: "usb", verdict: .problem,
                     summary: "\(r.label) cannot be used: \(r.model.unsupportedReason ?? "no stack this tool uses supports it")",
-                    fix: "use a supported reader instead (Docs/readers.md): Sony RC-S300 through PC/SC, or an RC-S360, SCL3711 or ACR122U through libnfc"))
+                    fix: "use a supported reader instead (\(PackagedFiles.guide("readers.md"))): Sony RC-S300 through PC/SC, or an RC-S360, SCL3711 or ACR122U through libnfc"))
             }
         }
     }
@@ -180,7 +180,7 @@ public struct Diagnosis: Sendable {
             if !direct.isEmpty {
                 checks.append(DoctorCheck(
                     check: "kernel-modules", verdict: .ok,
-                    summary: "kernel module \(driver) is loaded and claims \(direct.map { readers[$0].model.label }.joined(separator: ", ")): this tool detaches it while it uses the reader (when that is refused, the fix below keeps it away for good)",
+                    summary: "kernel module \(driver) is loaded and claims \(direct.map { readers[$0].model.label }.joined(separator: ", ")): this tool detaches it while it uses the reader (when that is refused, the fix below frees the reader)",
                     fix: modulesFix(driver, host)))
                 continue
             }
@@ -234,10 +234,13 @@ public struct Diagnosis: Sendable {
         let missing = wanted.filter { !host.blacklisted.contains($0) }
         var fix = "unload it now: sudo modprobe -r \(remove.joined(separator: " "))"
         if missing.isEmpty {
-            fix += "\n(already blacklisted in modprobe.d, so it stays unloaded after a reboot)"
+            var files: [String] = []
+            for m in wanted { if let f = host.blacklist[m], !files.contains(f) { files.append(f) } }
+            fix += "\n(already blacklisted in \(files.joined(separator: " and ")), so it stays unloaded after a reboot)"
         } else {
-            fix += "\nkeep it from loading again: create \(USBReaders.blacklistPath) containing\n"
-                + wanted.map { "  blacklist \($0)" }.joined(separator: "\n")
+            let existing = host.blacklist.values.contains(USBReaders.blacklistPath)
+            fix += "\nkeep it from loading again: \(existing ? "add to \(USBReaders.blacklistPath)" : "create \(USBReaders.blacklistPath) containing")\n"
+                + missing.map { "  blacklist \($0)" }.joined(separator: "\n")
         }
         return fix
     }

@@ -66,6 +66,29 @@ public enum PackagedFiles {
     public static let udevRule = "/usr/lib/udev/rules.d/60-felica.rules"
     /// The modprobe file blacklisting the kernel's `port100` driver.
     public static let blacklist = "/usr/lib/modprobe.d/felica.conf"
+    /// Where the package installs the README and the guides of Docs/ (as in the source tree).
+    public static let documentation = "/usr/share/doc/felica"
+    /// An installed guide, by its name in Docs/: `guide("formats.md")`.
+    public static func guide(_ name: String) -> String { "\(documentation)/Docs/\(name)" }
+    /// Where the package installs the Wireshark dissector: Wireshark's global Lua plugin
+    /// directory (`tshark -G folders`), which tshark and Wireshark load without -X.
+    public static let dissector = "/usr/lib/\(multiarch)/wireshark/plugins/felica.lua"
+    /// Debian's multiarch name of this machine.
+    public static var multiarch: String {
+        #if arch(x86_64)
+        "x86_64-linux-gnu"
+        #elseif arch(arm64)
+        "aarch64-linux-gnu"
+        #elseif arch(i386)
+        "i386-linux-gnu"
+        #elseif arch(powerpc64le)
+        "powerpc64le-linux-gnu"
+        #elseif arch(s390x)
+        "s390x-linux-gnu"
+        #else
+        "arm-linux-gnueabihf"
+        #endif
+    }
     /// The directories udev reads rules from, earlier ones replacing later ones' files of the same name.
     public static let udevRuleDirectories = ["/etc/udev/rules.d", "/run/udev/rules.d", "/usr/lib/udev/rules.d", "/lib/udev/rules.d"]
 }

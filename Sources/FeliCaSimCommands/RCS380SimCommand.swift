@@ -19,7 +19,7 @@ struct RCS380SimCommand: CLICommand {
             discussion: """
                 The command sees one USB device, Sony 054c:06c1 at bus 001 address 004 (umockdev fakes \
                 the bus, sysfs and the device node; libusb and everything above it are real). Use it as \
-                --device usb. Needs umockdev, gir1.2-umockdev-1.0 and python3-gi (scripts/bootstrap.sh).
+                --device usb. Needs umockdev, gir1.2-umockdev-1.0 and python3-gi (the felica-sim package depends on them).
                 Faults hit the N-th packet handed to the card, once: corrupt@N (response frame with a bad \
                 checksum), drop-ack@N (no ACK before the response), late@N[:MS] (response MS ms late, \
                 default 1000), unplug@N (the reader leaves the bus mid-command), away@N[:MS] (it leaves the bus \

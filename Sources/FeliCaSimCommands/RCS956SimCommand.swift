@@ -18,7 +18,7 @@ struct RCS956SimCommand: CLICommand {
                 the bus, sysfs and the device node; libusb and libnfc's pn53x_usb driver above it are \
                 real). Use it as --device libnfc:pn53x_usb (the first such reader) or \
                 libnfc:pn53x_usb:001:004. Needs umockdev, gir1.2-umockdev-1.0 and python3-gi \
-                (scripts/bootstrap.sh).
+                (the felica-sim package depends on them).
                 Faults hit the N-th packet handed to the card, once: corrupt@N (response frame with a bad \
                 checksum), drop-ack@N (no ACK frame), late@N[:MS] (response MS ms late, default 1000), \
                 unplug@N (the reader leaves the bus mid-command), away@N[:MS] (it leaves the bus mid-command and \

@@ -87,7 +87,7 @@ final class RCS380Connection: Port100Link, @unchecked Sendable {
             c.close()
             if claim == .noDevice { throw Port100Driver.unplugged(c.label, status: claim.name) }
             if held && (claim == .busy || claim == .other) {
-                throw FeliCaError(.busy, "\(c.label) is held by the kernel's port100 NFC driver, and it could not be detached (\(claim.name)): \(USBReaders.port100Fix)")
+                throw FeliCaError(.busy, "\(c.label) \(USBReaders.port100Held) (\(claim.name)): \(USBReaders.port100Fix(blacklistedIn: USBReaders.blacklistFile(for: "port100")))")
             }
             if claim == .busy {
                 throw FeliCaError(.busy, "\(c.label) is in use by another program (\(claim.name)): close it (nfcpy, another felica) and try again")

@@ -1,6 +1,10 @@
 import FeliCa
 import FeliCaTransportSupport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The USB readers this module drives, and finding them on the bus.
 public enum USBReaders {
     /// A reader model by its USB identity.
@@ -95,6 +99,39 @@ public enum USBReaders {
     public static let udevRulePath = "/etc/udev/rules.d/60-felica.rules"
     /// Where blacklist lines for the kernel's NFC drivers go (the file Debian's libnfc6 installs).
     public static let blacklistPath = "/etc/modprobe.d/blacklist-libnfc.conf"
-    /// How to keep the kernel's `port100` NFC driver off the reader.
-    public static let port100Fix = "unload it with `sudo modprobe -r port100`, and keep it from coming back with `echo 'blacklist port100' | sudo tee -a \(blacklistPath)`"
+    /// What the open error says when `port100` holds the reader and may not be detached.
+    public static let port100Held = "is held by the kernel's port100 NFC driver, and it could not be detached"
+    /// How to free the reader from the kernel's `port100` NFC driver: unload it now, and, unless
+    /// `blacklistedIn` (a modprobe.d file) already keeps it from loading, blacklist it.
+    public static func port100Fix(blacklistedIn: String?) -> String {
+        if let blacklistedIn {
+            return "unload it with `sudo modprobe -r port100` (\(blacklistedIn) already blacklists it, so it does not load again)"
+        }
+        return "unload it with `sudo modprobe -r port100`, and keep it from coming back with `echo 'blacklist port100' | sudo tee -a \(blacklistPath)`"
+    }
+
+    /// The modprobe.d file that blacklists `module` on this system (as modprobe reads them), or nil.
+    public static func blacklistFile(for module: String) -> String? {
+        for dir in ["/etc/modprobe.d", "/run/modprobe.d", "/usr/lib/modprobe.d", "/lib/modprobe.d"] {
+            guard let d = opendir(dir) else { continue }
+            var names: [String] = []
+            while let entry = readdir(d) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                if name.hasSuffix(".conf") { names.append(name) }
+            }
+            closedir(d)
+            for name in names.sorted() {
+                guard let f = fopen("\(dir)/\(name)", "r") else { continue }
+                defer { fclose(f) }
+                var line: UnsafeMutablePointer<CChar>? = nil
+                var size = 0
+                defer { free(line) }
+                while getline(&line, &size, f) >= 0, let line {
+                    let words = String(cString: line).split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" })
+                    if words.count >= 2 && words[0] == "blacklist" && words[1] == module { return "\(dir)/\(name)" }
+                }
+            }
+        }
+        return nil
+    }
 }

@@ -121,11 +121,32 @@ func doctor(_ tree: FakeTree, _ extra: [String] = []) throws -> DoctorResult {
         let r = try doctor(tree)
         #expect(r.status == 69)
         #expect(!r.ready)
+        // Every system check is ok and the tree's reader is not this machine's: no "problems above".
+        #expect(r.findings.filter { $0.check != "poll" }.allSatisfy { $0.verdict == "ok" }, "\(r.findings)")
         let poll = r.the("poll", "problem")
-        #expect(poll?.summary == "no reader to poll: no USB reader found, and neither libnfc nor PC/SC lists one")
-        #expect(poll?.fix == "fix the problems above, then check with `felica devices`; to try the tool without hardware: felica balance --device virtual:suica")
+        #expect(poll?.summary == "no reader to poll: the readers found under \(tree.path) are not this machine's, and neither libnfc nor PC/SC lists one")
+        #expect(poll?.fix == "name a reader of this machine with --device (`felica devices` lists them); to try the tool without hardware: felica balance --device virtual:suica")
         #expect(r.text.hasSuffix("\n1 problem; not ready: no reader can poll\n"))
-        #expect(r.text.contains("\nproblem  no reader to poll: no USB reader found, and neither libnfc nor PC/SC lists one\n         fix: fix the problems above"))
+        #expect(!r.text.contains("above"), "\(r.text)")
+    }
+
+    /// With no reader at all, the fix points back to the problem that says so.
+    @Test func noReaderAtAllPointsToTheProblemAbove() throws {
+        let r = try doctor(try FakeTree("bare"))
+        #expect(r.status == 69)
+        #expect(r.verdicts("usb") == ["problem"])
+        #expect(r.the("poll", "problem")?.fix == "fix the problems above, then check with `felica devices`; to try the tool without hardware: felica balance --device virtual:suica")
+    }
+
+    /// A device that cannot open on a system where every check is ok: no "fix the problems
+    /// above", but what to check.
+    @Test func aDeviceThatCannotOpenOnAHealthySystemNamesNoProblemAbove() throws {
+        let tree = try FakeTree("ready")
+        try tree.chmod("/dev/bus/usb/001/004", 0o666)
+        let r = try doctor(tree, ["--device", "virtual:/no/such/card.json", "--device", "virtual:suica"])
+        #expect(r.status == 0)
+        #expect(r.the("poll", "problem")?.fix == "check the device string, then try again: felica poll --device virtual:/no/such/card.json")
+        #expect(!r.text.contains("above"), "\(r.text)")
     }
 
     @Test func felicaDeviceIsPolledToo() throws {
@@ -243,7 +264,21 @@ func doctor(_ tree: FakeTree, _ extra: [String] = []) throws -> DoctorResult {
         let r = try doctor(tree)
         #expect(r.the("kernel-modules", "problem")?.fix == """
             unload it now: sudo modprobe -r pn533_usb pn533 nfc
-            (already blacklisted in modprobe.d, so it stays unloaded after a reboot)
+            (already blacklisted in /etc/modprobe.d/blacklist-libnfc.conf, so it stays unloaded after a reboot)
+            """)
+    }
+
+    /// Libnfc's file blacklists some of the modules: the fix adds the others to it, and does
+    /// not tell the user to create a file that exists.
+    @Test func aPartlyBlacklistedDriverNeedsOnlyTheMissingLines() throws {
+        let tree = try FakeTree("blocked")
+        try tree.write("/etc/modprobe.d/blacklist-libnfc.conf", "# from libnfc\nblacklist pn533_usb\n")
+        let r = try doctor(tree)
+        #expect(r.the("kernel-modules", "problem")?.fix == """
+            unload it now: sudo modprobe -r pn533_usb pn533 nfc
+            keep it from loading again: add to /etc/modprobe.d/blacklist-libnfc.conf
+              blacklist nfc
+              blacklist pn533
             """)
     }
 
@@ -312,7 +347,7 @@ func doctor(_ tree: FakeTree, _ extra: [String] = []) throws -> DoctorResult {
             "Sony RC-S300/S (054c:0dc8) on USB bus 001 device 007: served by PC/SC (pcscd with the CCID driver) as 'SONY FeliCa RC-S300/S'; --device 'pcsc:SONY FeliCa RC-S300/S'",
         ])
         let k = r.the("kernel-modules", "ok")
-        #expect(k?.summary == "kernel module port100 is loaded and claims Sony RC-S380/S (054c:06c1): this tool detaches it while it uses the reader (when that is refused, the fix below keeps it away for good)")
+        #expect(k?.summary == "kernel module port100 is loaded and claims Sony RC-S380/S (054c:06c1): this tool detaches it while it uses the reader (when that is refused, the fix below frees the reader)")
         #expect(k?.fix?.hasPrefix("unload it now: sudo modprobe -r port100") == true, "\(k?.fix ?? "")")
         #expect(k?.fix?.contains("blacklist port100") == true, "\(k?.fix ?? "")")
         let d = r.the("pcscd", "problem")
@@ -571,7 +606,8 @@ final class EmulatedPN532 {
         let r = try run(["doctor", "--root", tree.path, "--device", "libnfc:pn532_uart:/dev/felica-no-such-tty"])
         #expect(r.status == 69)
         #expect(r.stdout.contains("\nproblem  libnfc:pn532_uart:/dev/felica-no-such-tty: cannot open: libnfc could not open pn532_uart:/dev/felica-no-such-tty: /dev/felica-no-such-tty does not exist"), "\(r.stdout)")
-        #expect(r.stdout.contains("\n         fix: fix the problems above, then try again: felica poll --device libnfc:pn532_uart:/dev/felica-no-such-tty\n"))
+        // Every check above is ok: the fix says what to check, not "fix the problems above".
+        #expect(r.stdout.contains("\n         fix: check that the reader is connected and that the device string names it, then try again: felica poll --device libnfc:pn532_uart:/dev/felica-no-such-tty\n"), "\(r.stdout)")
     }
 }
 

@@ -183,3 +183,17 @@ func mistakesAreNamed(_ args: [String], _ status: Int32, _ message: String) thro
     #expect(r.status == 1, "\(r.stderr)")
     #expect(r.stderr.hasPrefix("Error: card.json is a card image (felica-card/1), not a trace: a card image is read with --device virtual:card.json"), "\(r.stderr)")
 }
+
+/// FELICA_DEVICE is a path too (`virtual:<file>`, `replay:<file>`): refused like an argument
+/// that is not UTF-8, with its bytes shown, by a command and by doctor.
+@Test func aFelicaDeviceThatIsNotUTF8IsRefused() throws {
+    let dir = try scratchDirectory("latin1-device")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    try Data("{}".utf8).write(to: dir.appendingPathComponent("caf\u{FFFD}.json"))
+    let r = try shell("FELICA_DEVICE=\"virtual:$(printf 'caf\\351.json')\" felica balance", in: dir)
+    #expect(r.status == 64, "exit \(r.status): \(r.stderr)")
+    #expect(r.stderr.contains("FELICA_DEVICE ('virtual:caf\\xE9.json') is not valid UTF-8"), "\(r.stderr)")
+    #expect(!r.stderr.contains("\u{FFFD}"), "\(r.stderr)")
+    let doctor = try shell("FELICA_DEVICE=\"virtual:$(printf 'caf\\351.json')\" LIBNFC_AUTO_SCAN=false felica doctor --root \"$PWD\" --json", in: dir)
+    #expect(doctor.stdout.contains("FELICA_DEVICE ('virtual:caf\\\\xE9.json') is not valid UTF-8"), "\(doctor.stdout)")
+}

@@ -1,6 +1,7 @@
 @testable import FeliCaCLI
 import Foundation
 import FoundationXML
+import FeliCa
 import FeliCaEmulators
 import FeliCaSimulation
 import Testing
@@ -14,7 +15,7 @@ import Testing
         (["order", "--population", population, "--codes", baseline], "order_population_codes.txt"),
         (["order", "--population", population, "--codes", baseline, "--json"], "order_population_codes_json.txt"),
         (["order", "--population", population, "--codes", baseline, "--before", "0003:fe00"], "order_population_before.txt"),
-        (["order", "--population", population, "--plist"], "order_population_plist.txt"),
+        (["order", "--population", population, "--before", "0003:fe00", "--plist"], "order_population_plist.txt"),
         (["order", "--population", population, "--model", "rf", "--json"], "order_population_rf_json.txt"),
         (["bench", "order"], "bench_order.txt"),
         (["bench", "order", "--model", "rf", "--positions", "0-3,100", "--json"], "bench_order_rf_json.txt"),
@@ -218,10 +219,39 @@ import Testing
 
 /// Orders that would hide a card's purse, and baselines compared truthfully.
 @Suite struct OrderWarningTests {
-    @Test func aTransitCardLandingInItsCommonAreaIsWarnedAbout() throws {
+    /// The default population stands for an app that reads balances: every sample card with
+    /// a purse is detected in its purse's system, with no warning, in text, JSON and plist.
+    @Test func theDefaultOrderDetectsEachSampleCardInItsPurseSystem() throws {
         let r = try run(["order"])
         #expect(r.status == 0)
-        #expect(r.stdout.contains("Best order (exact): FE00, 8008, 0003, 8B61, 8005"))
+        #expect(r.stderr.isEmpty, "\(r.stderr)")
+        let order = try run(["order", "--json"])
+        #expect(order.stderr.isEmpty, "\(order.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(order.stdout.utf8)) as? [String: Any])
+        #expect((json["outsideTheirPurse"] as? [Any])?.isEmpty == true)
+        let cards = try #require(json["cards"] as? [[String: Any]])
+        let landed = Dictionary(uniqueKeysWithValues: cards.map { ($0["name"] as? String ?? "", ($0["system"] as? String ?? "never").uppercased()) })
+        // The dual card carries two purses; the Octopus one, listed first, is its app's.
+        let purse = ["suica": "0003", "edy": "FE00", "nanaco": "FE00", "waon": "FE00", "wallet": "0003", "octopus": "8008", "octopus-shenzhen": "8008"]
+        #expect(landed == purse)
+        let orderCodes = (json["order"] as? [String] ?? []).map { $0.uppercased() }
+        #expect(r.stdout.contains("Best order (exact): " + orderCodes.joined(separator: ", ")), "\(r.stdout)")
+        let plist = try run(["order", "--plist"])
+        #expect(plist.status == 0)
+        #expect(plist.stderr.isEmpty)
+        #expect(plist.stdout == OrderCommand.plist(orderCodes.compactMap { SystemCode(hex: $0) }))
+        // The help says which cards make the default population.
+        let help = try run(["order", "--help"], environment: ["COLUMNS": "400"])
+        #expect(help.stdout.contains("the built-in sample cards that carry a purse (suica, edy, nanaco, waon, wallet, octopus, octopus-shenzhen) count the same"), "\(help.stdout)")
+        #expect(!help.stdout.contains("every built-in sample card"))
+    }
+
+    /// A transit card landing in its common area (the list leaves its transit system out):
+    /// warned about in text and JSON; --plist prints nothing and fails.
+    @Test func aTransitCardLandingInItsCommonAreaIsWarnedAbout() throws {
+        let r = try run(["order", "--before", "fe00:0003"])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("Best order (exact): FE00, "), "\(r.stdout)")
         #expect(r.stderr == """
             warning: the best order lands cards outside the system their purse is in; an app would not see their balance:
               suica (14.3 % of cards) lands in FE00; its transit purse is in 0003
@@ -229,11 +259,16 @@ import Testing
               keep each purse's system first with --before 0003:fe00
 
             """, "\(r.stderr)")
-        let order = try run(["order", "--json"])
+        let order = try run(["order", "--json", "--before", "fe00:0003"])
         let json = try #require(try JSONSerialization.jsonObject(with: Data(order.stdout.utf8)) as? [String: Any])
         let outside = try #require(json["outsideTheirPurse"] as? [[String: String]])
         #expect(outside.map { $0["card"] } == ["suica", "wallet"])
         #expect(outside.first?["purseSystem"] == "0003")
+        let plist = try run(["order", "--population", OrderCommandTests.population, "--plist"])
+        #expect(plist.status == 1)
+        #expect(plist.stdout.isEmpty, "\(plist.stdout)")
+        #expect(plist.stderr.hasPrefix("Error: the best order lands cards outside the system their purse is in, so no Info.plist entry is printed:\n  suica (50.0 % of cards) lands in FE00; its transit purse is in 0003\n"), "\(plist.stderr)")
+        #expect(plist.stderr.contains("  keep each purse's system first with --before 0003:fe00"), "\(plist.stderr)")
     }
 
     @Test func keepingTheTransitSystemFirstSilencesTheWarning() throws {

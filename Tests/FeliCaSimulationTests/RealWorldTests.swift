@@ -511,6 +511,12 @@ func metroflipsSuicaFilesDecodeAsMetroflipReadsThem(_ file: String) async throws
         #expect(tx.date.month == Int(b[4] & 0x01) << 3 | Int(b[5] & 0xE0) >> 5)
         #expect(tx.date.day == Int(b[5] & 0x1F))
         #expect(tx.sequence & 0xFF == Int(b[14]))
+        // A shop or vending machine (console C7, C8) keeps the time in bytes 6-7: hour =
+        // byte 6 >> 3, minute = byte 6 bits 2-0 then byte 7 bits 7-5.
+        if b[0] == 0xC7 || b[0] == 0xC8 {
+            #expect(tx.date.time?.hour == Int(b[6]) >> 3)
+            #expect(tx.date.time?.minute == Int(b[6] & 0x07) << 3 | Int(b[7]) >> 5)
+        }
     }
     // Sequence numbers 7 down to 1, and the balances chain from record to record.
     #expect(t.map(\.sequence) == [7, 6, 5, 4, 3, 2, 1])

@@ -65,15 +65,25 @@ if start_pn532 "$tmp/aime.pty" --card aime; then
   fi
 fi
 
-# Real files of other projects (Tests/RealWorld): FareBot's Flipper dump of a real Suica and
-# a Metrodroid Lite-S export (system 88B4 only, NDEF enabled by its MC block), served by the
-# emulator's --card, read through libnfc as the virtual card reads them.
+# Real files of other projects (Tests/RealWorld): FareBot's Flipper dump of a real Suica,
+# a Metrodroid Lite-S export (system 88B4 only, NDEF enabled by its MC block) and Metroflip's
+# saved Suica history (no IDm, no balance block), served by the emulator's --card, read
+# through libnfc as the virtual card reads them.
 real=Tests/RealWorld
 if start_pn532 "$tmp/real-suica.pty" --card "$real/farebot/Suica.nfc"; then
   libnfc_matches_virtual "$real/farebot/Suica.nfc" "libnfc:pn532_uart:$tmp/real-suica.pty" "balance" "history --json"
 fi
 if start_pn532 "$tmp/real-lite.pty" --card "$real/metrodroid/felicalitendef.json"; then
   libnfc_matches_virtual "$real/metrodroid/felicalitendef.json" "libnfc:pn532_uart:$tmp/real-lite.pty" "ndef" "poll"
+fi
+if start_pn532 "$tmp/real-metroflip.pty" --card "$real/metroflip/suica_example.metro"; then
+  libnfc_matches_virtual "$real/metroflip/suica_example.metro" "libnfc:pn532_uart:$tmp/real-metroflip.pty" "history --json"
+  # The card's issue (process 07, sequence 1): credited with the 1000 yen it was sold with.
+  if grep -q '"amount":1000,"balance":1000,"sequence":1,' "$tmp/l.out"; then
+    pass "metroflip suica: the issue record is +1000 yen through libnfc"
+  else
+    fail "metroflip suica: no issue record of +1000 yen"; head -c 600 "$tmp/l.out" >&2
+  fi
 fi
 
 stage_end

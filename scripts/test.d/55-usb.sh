@@ -200,6 +200,39 @@ check_fault "lost ACK" "--card suica --fault drop-ack@2" "balance" "" "balance"
 check_fault "unplugged mid-command" "--card suica --fault unplug@2" "balance" "was unplugged \(LIBUSB_ERROR_NO_DEVICE\)" "-"
 check_fault "port100 holds the reader" "--card suica --kernel-driver held" "poll" "held by the kernel's port100 NFC driver.*modprobe -r port100" "-"
 check_fault "port100 detached automatically" "--card suica --kernel-driver detachable" "poll" "" "balance"
+# doctor's advice for a reader port100 holds follows from what doctor found: with the
+# package's blacklist in place (a fake system tree under --root), unloading is the fix, not
+# another blacklist line; without it, the blacklist line is added.
+port100_doctor() { # name, then whether the tree has the package's blacklist (yes/no)
+  local tree="$work/port100-$2"
+  rm -rf "$tree"; cp -a "Tests/FeliCaCLITests/Fixtures/doctor/sony" "$tree"
+  if [[ $2 == yes ]]; then
+    mkdir -p "$tree/lib/modprobe.d" "$tree/usr/lib/udev/rules.d"; printf '# from felica\nblacklist port100\n' >"$tree/lib/modprobe.d/felica.conf"
+    cp packaging/60-felica.rules "$tree/usr/lib/udev/rules.d/"
+    printf 'Package: felica\nStatus: install ok installed\nArchitecture: amd64\nVersion: 0.1.0\n\n' >>"$tree/var/lib/dpkg/status"
+  fi
+  timeout 60 "$sim" rcs380 --card suica --kernel-driver held -- "$felica" doctor --root "$tree" --device usb --json >"$work/p100.json" 2>"$work/p100.err"
+  python3 - "$work/p100.json" "$2" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1])); blacklisted = sys.argv[2] == "yes"
+poll = [c for c in report["checks"] if c["check"] == "poll"]
+assert len(poll) == 1 and poll[0]["verdict"] == "problem", poll
+assert "held by the kernel's port100 NFC driver" in poll[0]["summary"], poll
+fix = poll[0]["fix"]
+assert fix.startswith("unload it now: sudo modprobe -r port100"), fix
+assert ("blacklist port100" in fix) != blacklisted, fix
+assert ("already blacklisted in /lib/modprobe.d/felica.conf" in fix) == blacklisted, fix
+assert fix.endswith("then try again: felica poll --device usb"), fix
+kernel = [c for c in report["checks"] if c["check"] == "kernel-modules"]
+assert all(("blacklist port100" in (c["fix"] or "")) != blacklisted for c in kernel), kernel
+if blacklisted:
+    setup = [c for c in report["checks"] if c["check"] == "setup"]
+    assert setup and setup[0]["verdict"] == "ok" and "/lib/modprobe.d/felica.conf" in setup[0]["summary"], setup
+PY
+  if [[ $? -eq 0 ]]; then pass "$1"; else fail "$1"; cat "$work/p100.json" "$work/p100.err" >&2; fi
+}
+port100_doctor "doctor: a reader port100 holds, blacklist in place: unload it, no second blacklist" yes
+port100_doctor "doctor: a reader port100 holds, no blacklist: unload it and blacklist it" no
 # --wait is the command's option: the reader is named as the user gave it, no internal ?wait=.
 out="$(timeout 60 "$sim" rcs380 --no-card -- "$felica" balance --wait 1 --device usb 2>&1)"; st=$?
 if [[ $st -eq 69 && "$out" == *"no card answered Polling on usb:"* && "$out" != *"wait="* ]]; then

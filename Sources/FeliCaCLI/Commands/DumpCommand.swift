@@ -2,6 +2,7 @@ import FeliCa
 import FeliCaCards
 import FeliCaJSON
 import FeliCaSimulation
+import FeliCaDiagnosis
 
 /// `felica dump`: everything a card shows without keys.
 struct DumpCommand: CLICommand {
@@ -9,7 +10,7 @@ struct DumpCommand: CLICommand {
         CommandConfiguration(
             name: "dump",
             abstract: "Read every system, area and service the card shows without keys.",
-            discussion: "With --json the output is a felica-card/1 card image: `--device virtual:<file>` serves it back. --format flipper or metrodroid writes the image as a Flipper Zero .nfc file or a Metrodroid JSON export instead; `virtual:<file>` reads those too (and Proxmark3 hf felica dump JSON). See Docs/formats.md. A card that does not answer Search Service Code has its services found by Request Service over every service code instead (--discover forces it); see Docs/cards.md.",
+            discussion: "With --json the output is a felica-card/1 card image: `--device virtual:<file>` serves it back. --format flipper or metrodroid writes the image as a Flipper Zero .nfc file or a Metrodroid JSON export instead; `virtual:<file>` reads those too (and Proxmark3 hf felica dump JSON). See \(PackagedFiles.guide("formats.md")). A card that does not answer Search Service Code has its services found by Request Service over every service code instead (--discover forces it); see \(PackagedFiles.guide("cards.md")).",
             options: CommonOptions.reader + [
                 CommonOptions.json,
                 CommonOptions.redact,

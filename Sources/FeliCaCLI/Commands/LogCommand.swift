@@ -5,6 +5,7 @@ import FeliCaJSON
 
 #if canImport(Glibc)
 import Glibc
+import FeliCaDiagnosis
 #endif
 
 /// `felica log`: history kept across readings in a local database.
@@ -13,7 +14,7 @@ struct LogCommand: CLICommand {
         CommandConfiguration(
             name: "log",
             abstract: "Keep card history across readings; show or export it.",
-            discussion: "A card holds only its last 20 or so records; `felica log add` after each trip (or `felica watch --save`) keeps them all. The database is $XDG_DATA_HOME/felica/history.sqlite3 (else ~/.local/share/felica/history.sqlite3); --db chooses another. See Docs/history.md.",
+            discussion: "A card holds only its last 20 or so records; `felica log add` after each trip (or `felica watch --save`) keeps them all. The database is $XDG_DATA_HOME/felica/history.sqlite3 (else ~/.local/share/felica/history.sqlite3); --db chooses another. See \(PackagedFiles.guide("history.md")).",
             subcommands: [LogAddCommand.self, LogShowCommand.self, LogExportCommand.self])
     }
 }

@@ -6,6 +6,7 @@ import FeliCaTransportSupport
 
 #if canImport(Glibc)
 import Glibc
+import FeliCaDiagnosis
 #endif
 
 /// `felica ndef [write|format|protect]`: the NDEF message of an NFC Forum Type 3 Tag (a FeliCa
@@ -23,7 +24,7 @@ struct NDEFCommand: CLICommand {
                 NDEF message file); the attribute block is marked "writing" first and updated last. \
                 format: a FeliCa Lite or Lite-S made an NDEF tag (MC block and attribute block). \
                 protect: the tag made read-only. format and protect cannot be undone on a real tag: they ask for \
-                --yes, or for confirmation on a terminal. See Docs/writing.md.
+                --yes, or for confirmation on a terminal. See \(PackagedFiles.guide("writing.md")).
                 """,
             arguments: [ArgumentSpec("action", help: "write, format or protect (default: show the message).", optional: true, kind: .choice(actions))],
             options: CommonOptions.reader + [CommonOptions.json, uri.spec, text.spec, lang.spec, smartPoster.spec, title.spec, mime.spec, file.spec, message.spec, yes])

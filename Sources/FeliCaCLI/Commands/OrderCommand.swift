@@ -3,6 +3,7 @@ import FeliCaCards
 import FeliCaJSON
 import FeliCaScheduling
 import FeliCaSimulation
+import FeliCaDiagnosis
 
 /// `felica order`: the order of an app's system codes that detects its users' cards fastest.
 struct OrderCommand: CLICommand {
@@ -17,8 +18,12 @@ struct OrderCommand: CLICommand {
                 \(OrderOptimizer.defaultExactLimit) useful codes, a bounded heuristic beyond) and compares it \
                 with the current order. Times come from running each card through the timing model.
                 Population file: {"cards":[{"name":"suica","weight":0.7,"systems":["0003","fe00"]}, ...]}
-                (weight defaults to 1; weights are normalised). Without --population every built-in sample \
-                card counts the same.
+                (weight defaults to 1; weights are normalised). Without --population the built-in sample \
+                cards that carry a purse (\(SampleCards.purseNames.joined(separator: ", "))) count the same, and \
+                each is kept in the system its purse is in (a transit card's transit system ahead of its common \
+                area), as --before would.
+                An order that lands a card outside the system its purse is in is warned about on stderr; \
+                --plist refuses to print such an order (exit 1) and names the --before that fixes it.
                 """,
             options: [
                 codesOption.spec,
@@ -32,7 +37,7 @@ struct OrderCommand: CLICommand {
 
     static let codesOption = Option(OptionSpec(
         "codes", value: "list",
-        help: "The app's current order (e.g. its Info.plist), comma-separated: the codes to order and the baseline, as hex or names (okica, kmt; see Docs/cards.md). Default: every system of the population.")) { s throws(UsageError) in
+        help: "The app's current order (e.g. its Info.plist), comma-separated: the codes to order and the baseline, as hex or names (okica, kmt; see \(PackagedFiles.guide("cards.md"))). Default: every system of the population.")) { s throws(UsageError) in
         do throws(FeliCaError) { return try SystemCodeList.parse(s, what: "--codes") } catch { throw UsageError(error.reason) }
     }
     static let populationOption = Option(OptionSpec("population", value: "file", help: "Cards and their shares (JSON, see above).", kind: .file))
@@ -87,12 +92,19 @@ struct OrderCommand: CLICommand {
         let population = try populationPath.map { path throws(FeliCaError) in try Population.load(path: path) } ?? Self.samplePopulation()
         let list = codes ?? population.systemCodes
         let times = try await ModelCards.positionTimes(model: model, count: list.count)
-        let problem = try Self.problem(codes: list, population: population, times: times, precedence: precedence)
+        // The sample cards stand for an app that reads balances: each card's purse system goes first.
+        let constraints = populationPath == nil ? Self.purseFirst(population, codes: list, given: precedence) : precedence
+        let problem = try Self.problem(codes: list, population: population, times: times, precedence: constraints)
         let best = OrderOptimizer.optimize(problem)
         let bestRun = try await OrderEvaluation.evaluate(order: best.order, population: population, model: model)
         var baseRun: OrderEvaluation? = nil
         if let codes { baseRun = try await OrderEvaluation.evaluate(order: codes, population: population, model: model) }
         let misrouted = Self.misrouted(bestRun)
+        if plist, !misrouted.isEmpty {
+            // The Info.plist entry is the answer an app ships: not one that hides a card's balance.
+            throw CLIError("the best order lands cards outside the system their purse is in, so no Info.plist entry is printed:\n"
+                           + (Self.warning(misrouted) ?? "").split(separator: "\n").dropFirst().joined(separator: "\n"))
+        }
         if let warning = Self.warning(misrouted) { console.diag(warning) }
 
         if plist {
@@ -211,6 +223,21 @@ struct OrderCommand: CLICommand {
         case .failure(let e) where e.code == .invalidArgument: throw UsageError(ErrorHints.precedence(e))
         case .failure(let e): throw e
         }
+    }
+
+    /// `given` and, for each card, its purse system ahead of its other systems in `codes`
+    /// (where `given` does not already order the pair the other way).
+    static func purseFirst(_ population: Population, codes: [SystemCode],
+                           given: [(before: SystemCode, after: SystemCode)]) -> [(before: SystemCode, after: SystemCode)] {
+        var pairs = given
+        for card in population.cards {
+            guard let purse = purseSystem(card), codes.contains(purse) else { continue }
+            for other in card.systems where other != purse && codes.contains(other) {
+                if pairs.contains(where: { ($0.before == purse && $0.after == other) || ($0.before == other && $0.after == purse) }) { continue }
+                pairs.append((purse, other))
+            }
+        }
+        return pairs
     }
 
     /// Every built-in sample card that carries a purse, equally weighted.

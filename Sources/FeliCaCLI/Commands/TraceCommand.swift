@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaSimulation
 import FeliCaTrace
+import FeliCaDiagnosis
 
 /// `felica trace`: look at recorded sessions.
 struct TraceCommand: CLICommand {
@@ -8,7 +9,7 @@ struct TraceCommand: CLICommand {
         CommandConfiguration(
             name: "trace",
             abstract: "Show a recorded trace, export it for Wireshark, or redact it for sharing.",
-            discussion: "Record a trace with --trace FILE on any command that talks to a card; replay it with --device replay:FILE. See Docs/traces.md.",
+            discussion: "Record a trace with --trace FILE on any command that talks to a card; replay it with --device replay:FILE. See \(PackagedFiles.guide("traces.md")).",
             subcommands: [TraceShowCommand.self, TraceExportCommand.self, TraceRedactCommand.self])
     }
 
@@ -88,8 +89,9 @@ struct TraceExportCommand: CLICommand {
                 pcapng (the default) carries each packet whole, LEN byte included, with its direction \
                 (commands outbound, responses inbound) and the device as the interface description, \
                 link type USER1 (148). Classic pcap (--format pcap) has link type USER0 (147), packets \
-                without their LEN byte, and no direction. The project's dissector (Wireshark/felica.lua) \
-                decodes both: tshark -X lua_script:Wireshark/felica.lua -r OUT. See Docs/traces.md.
+                without their LEN byte, and no direction. The project's dissector, which the felica package installs \
+                among Wireshark's Lua plugins (\(PackagedFiles.dissector)), decodes both: tshark -r OUT. \
+                See \(PackagedFiles.guide("traces.md")).
                 """,
             arguments: [ArgumentSpec("file", help: "A felica-trace/1 file (recorded with --trace).", kind: .file)],
             options: [pcapOption.spec, formatOption.spec, lenientFlag, CommonOptions.redact],
@@ -145,7 +147,7 @@ struct TraceRedactCommand: CLICommand {
                 made on first use): the same card gets the same pseudonym in every trace and dump you redact, \
                 and nobody without the key can tell which card it was. PMm, timings, balances, dates and \
                 stations are kept, and the copy replays like the original (--device replay:OUT). \
-                See Docs/traces.md.
+                See \(PackagedFiles.guide("traces.md")).
                 """,
             arguments: [ArgumentSpec("file", help: "A felica-trace/1 file (recorded with --trace).", kind: .file),
                         ArgumentSpec("out", help: "Where to write the redacted copy (never the input; created 0600).", kind: .file)])

@@ -3,6 +3,7 @@ import FeliCaJSON
 import FeliCaSecurity
 import FeliCaFiles
 import FeliCaTransportSupport
+import FeliCaDiagnosis
 
 /// `felica verify --card-key KEY`: whether a FeliCa Lite-S holds a card key (mutual authentication).
 struct VerifyCommand: CLICommand {
@@ -15,7 +16,7 @@ struct VerifyCommand: CLICommand {
                 computes with the key (internal authentication), and a STATE write with MAC_A proves the key to the \
                 tag (external authentication). The key is 32 hex digits in the order nfcpy's \
                 FelicaLiteS.authenticate takes it (the tag's CK block holds each half reversed), or @FILE holding \
-                them. Exit 0 when the tag holds the key, 1 when it does not. See Docs/writing.md.
+                them. Exit 0 when the tag holds the key, 1 when it does not. See \(PackagedFiles.guide("writing.md")).
                 """,
             options: CommonOptions.reader + [cardKey.spec, CommonOptions.json],
             required: ["card-key"])

@@ -7,6 +7,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 import FeliCaDevices
+import FeliCaDiagnosis
 #endif
 
 /// `felica watch`: wait for a card, print its purses, wait for it to leave, repeat.
@@ -28,20 +29,20 @@ struct WatchCommand: CLICommand {
                 Ctrl-C ends watching as it ends every command (exit status 130; SIGTERM 143), after closing the reader. \
                 With --save, a tap that cannot be saved because another process holds the database past the 15-second \
                 wait is reported on stderr and its reading kept, to be saved with the next card read; readings still \
-                unsaved when watching ends are named, and the exit status is 1. See Docs/history.md. \
+                unsaved when watching ends are named, and the exit status is 1. See \(PackagedFiles.guide("history.md")). \
                 A reader that is unplugged or stops answering does not end watching: that is said once on stderr \
                 (with --json also as a line {"event":"readerLost","device":...} on stdout), the same reader is opened \
                 again every half second until it is back (for a bare usb, the same model first, else the first RC-S380), \
                 which is said once too ({"event":"readerBack",...}), and watching goes on; Ctrl-C ends the wait. \
                 --exit-on-reader-loss ends watching with the reader's error instead (exit status 1), for scripts. \
                 With no reader at all when watching starts, watch says so once and waits for one the same way \
-                (--exit-on-reader-loss: exit status 69 at once). See Docs/readers.md. \
+                (--exit-on-reader-loss: exit status 69 at once). See \(PackagedFiles.guide("readers.md")). \
                 --post, --mqtt and --exec send each reading on: it is kept on disk in the spool first and delivered in \
                 order, tried again with growing pauses while the server or broker is down, and removed once acknowledged \
                 (HTTP 2xx, MQTT PUBACK); a watch killed or a machine rebooted loses nothing, the next watch delivers it. \
                 Each reading carries an "id", the same on every try, so a receiver can drop a copy it already has. \
                 An --exec command gets the reading's JSON on standard input; its standard output goes to stderr; it runs \
-                one at a time and never holds up the reading of cards. See Docs/kiosk.md.
+                one at a time and never holds up the reading of cards. See \(PackagedFiles.guide("kiosk.md")).
                 """,
             options: CommonOptions.readerWithoutWait + [
                 countOption.spec,

@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaJSON
+import FeliCaDiagnosis
 
 /// `felica write`: blocks of one service (Write Without Encryption), confirmed by reading them back.
 struct WriteCommand: CLICommand {
@@ -13,7 +14,7 @@ struct WriteCommand: CLICommand {
                 is sent. A write whose answer is lost is never sent again: the blocks are read back and the write \
                 reported done or not done. On a FeliCa Lite or Lite-S, blocks are written through service 0009 one per \
                 command and read back through 000B. --dry-run prints the frames without opening the reader. \
-                Exit 0 when every block holds the data, 1 when not. See Docs/writing.md.
+                Exit 0 when every block holds the data, 1 when not. See \(PackagedFiles.guide("writing.md")).
                 """,
             options: CommonOptions.reader + [serviceOption.spec, systemOption.spec, blockOption.spec, dataOption.spec, dryRun, CommonOptions.json],
             required: ["service", "block", "data"])
