@@ -197,3 +197,18 @@ func mistakesAreNamed(_ args: [String], _ status: Int32, _ message: String) thro
     let doctor = try shell("FELICA_DEVICE=\"virtual:$(printf 'caf\\351.json')\" LIBNFC_AUTO_SCAN=false felica doctor --root \"$PWD\" --json", in: dir)
     #expect(doctor.stdout.contains("FELICA_DEVICE ('virtual:caf\\\\xE9.json') is not valid UTF-8"), "\(doctor.stdout)")
 }
+
+// MARK: - felica-sim vpcd ends on a signal
+
+/// `felica-sim vpcd` started in the background of a script (where the shell leaves SIGINT
+/// ignored) stops on SIGINT and SIGTERM alike: the "stopped" line, exit 0. Nothing listens
+/// on port 1, so it is still trying to reach vpcd when the signal comes.
+@Test(arguments: ["INT", "TERM"])
+func vpcdStopsOnASignalInTheBackground(_ signal: String) throws {
+    let dir = try scratchDirectory("vpcd-\(signal)")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let r = try shell("felica-sim vpcd --card suica --port 1 --wait 60 2>err & pid=$!; sleep 1.5; kill -\(signal) $pid; wait $pid; echo $?; cat err", in: dir)
+    let word = signal == "INT" ? "interrupt" : "terminate"
+    #expect(r.stdout.hasPrefix("0\n"), "\(r.stdout)")
+    #expect(r.stdout.contains("\nfelica-sim vpcd: stopped (\(word)) after 0 exchanges\n"), "\(r.stdout)")
+}
