@@ -85,7 +85,11 @@ case "$target" in
     scratch=.build/trixie/release-$arch
     # Debian's Swift runtime: where libswiftlang puts it (the binaries' RUNPATH).
     runtime=/usr/libexec/swift/lib/swift/linux
-    build_flags=(-c release --scratch-path "$scratch" -Xswiftc -warnings-as-errors)
+    # Linked with lld, for both architectures: with Debian's default linker (GNU ld) these
+    # programs get no read-only-after-relocation segment (lintian: hardening-no-relro).
+    # Relative relocations packed (DT_RELR, glibc 2.36 and later) as for bookworm.
+    build_flags=(-c release --scratch-path "$scratch" -Xswiftc -warnings-as-errors -Xswiftc -use-ld=lld
+      -Xlinker -z -Xlinker pack-relative-relocs)
     strip_tool=strip
     if [[ "$arch" == arm64 ]]; then
       # The arm64 swiftlang, unpacked by trixie-root.sh: its resource directory holds the
@@ -93,7 +97,7 @@ case "$target" in
       arm64_swift=.build/trixie/arm64-swift
       build_flags+=(--triple aarch64-unknown-linux-gnu
         -Xswiftc -resource-dir -Xswiftc "$(realpath "$arm64_swift/usr/libexec/swift/lib/swift")"
-        -Xswiftc -use-ld=lld -Xswiftc -no-toolchain-stdlib-rpath -Xlinker -rpath -Xlinker "$runtime")
+        -Xswiftc -no-toolchain-stdlib-rpath -Xlinker -rpath -Xlinker "$runtime")
       run=(qemu-aarch64-static -L / -E "LD_LIBRARY_PATH=$(realpath "$arm64_swift$runtime")")
       strip_tool=aarch64-linux-gnu-strip
       # SwiftPM reads .pc files itself and keeps their -L: the amd64 ones would put
@@ -169,6 +173,21 @@ $package ($version) unstable; urgency=medium
 EOF
   gz "$out/changelog" "$root/usr/share/doc/$package/changelog.gz"
   install_file "packaging/$package.lintian-overrides" "$root/usr/share/lintian/overrides/$package" 0644
+  if [[ "$target" == trixie-* ]]; then
+    # What trixie's lintian says of these packages only, with the reason.
+    cat >>"$root/usr/share/lintian/overrides/$package" <<EOF
+# libswiftlang puts Debian's Swift runtime in $runtime, outside the loader's
+# search path, and adds no ld.so.conf entry: a program linking it names it in its RUNPATH
+# (Debian's own Swift programs do the same, relative to \$ORIGIN).
+$package: custom-library-search-path RUNPATH $runtime [usr/bin/$program]
+EOF
+    if [[ "$package" == felica ]]; then cat >>"$root/usr/share/lintian/overrides/$package" <<EOF
+# The udev rule gives the seat's user and plugdev access to the readers; the package ships
+# no AppStream metadata, so no modalias is provided for software centres to match.
+$package: appstream-metadata-missing-modalias-provide usr/lib/udev/rules.d/60-felica.rules
+EOF
+    fi
+  fi
 }
 
 # control PACKAGE DESCRIPTION EXTRA-FIELDS: DEBIAN/control with Depends from dpkg-shlibdeps.

@@ -55,6 +55,10 @@ in_root() {
       mkdir "$scratch/upper" "$scratch/work" "$scratch/root"
       mount -t overlay overlay -o "lowerdir=$root,upperdir=$scratch/upper,workdir=$scratch/work" "$scratch/root"
       root="$scratch/root"
+    else
+      # The root a mount point of its own: unshare -m in it (a private pcscd) changes the
+      # propagation of "/", which must be a mount.
+      mount --bind "$root" "$root"
     fi
     mount -t proc proc "$root/proc"
     mount --rbind /dev "$root/dev"
@@ -112,9 +116,14 @@ create() {
     for lib in nfc.so.6 curl.so.4; do
       ln -sfn "lib$lib" "/usr/lib/aarch64-linux-gnu/lib${lib%.*}"
     done
+    # libcurl4-openssl-dev puts its headers (the same for every architecture) in the
+    # amd64 include directory.
+    ln -sfn ../x86_64-linux-gnu/curl /usr/include/aarch64-linux-gnu/curl
+    # libnfc.pc requires libusb (0.1), whose .pc only amd64 has: the arm64 one drops that
+    # line (it adds nothing the arm64 link needs; libnfc.so brings its own dependencies).
     for pc in libnfc libcurl; do
-      sed "s|x86_64-linux-gnu|aarch64-linux-gnu|g" "/usr/lib/x86_64-linux-gnu/pkgconfig/$pc.pc" \
-        >"/usr/lib/aarch64-linux-gnu/pkgconfig/$pc.pc"
+      sed -e "s|x86_64-linux-gnu|aarch64-linux-gnu|g" -e "/^Requires: *libusb *$/d" \
+        "/usr/lib/x86_64-linux-gnu/pkgconfig/$pc.pc" >"/usr/lib/aarch64-linux-gnu/pkgconfig/$pc.pc"
     done
   ' - "${amd64[@]}" "${arm64[@]}" >&2
   # The arm64 swiftlang and libswiftlang (not installed: they conflict with the amd64 ones),

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# Debian 13 (trixie) with its own Swift (swiftlang 6.0.3), in the trixie root that
+# scripts/trixie-root.sh makes (debootstrap; kept under .build/trixie, so a second run is
+# quick). Three parts, chosen with FELICA_TRIXIE_PARTS (default: all three):
+#   swift   every product and test target builds with Swift 6.0.3, warnings as errors, and
+#           the Swift tests pass with it, in that root (its pcscd, vpcd, umockdev, libnfc,
+#           fish 4, zsh);
+#   arm64   scripts/package.sh --target trixie-arm64 writes both packages, cross-built;
+#           their Architecture, Depends (libswiftlang among them, from dpkg-shlibdeps) and
+#           file list are the expected and trixie's lintian finds nothing; the arm64 felica
+#           runs under qemu-user (the root as its arm64 system) and reads the balance a
+#           virtual card holds, and the same balance through a real serial link: the
+#           amd64 PN532 emulator on a pty, read with felica's own PN532 driver and with
+#           arm64 libnfc's pn532_uart;
+#   amd64   scripts/package.sh --target trixie-amd64, the same checks, and the packages
+#           installed with apt into a throwaway copy of the root (an overlay) and run
+#           there: a balance from a virtual card, man felica, and a balance through the
+#           emulated RC-S380 (felica-sim rcs380 on umockdev).
+# Run by hand, as root (or with sudo), after the main toolchain's debug build (its felica
+# gives the expected balance, its felica-sim the PN532 emulator):
+#   swift build && scripts/trixie/check.sh
+#   FELICA_TRIXIE_PARTS=amd64 scripts/trixie/check.sh
+# Not a stage of scripts/test.sh: a first run (the root, three builds) takes longer than CI
+# can spare. Docs/install.md says what it shows.
+source "$(dirname "$0")/../test.d/lib.sh"
+stage_workdir
+
+parts=" ${FELICA_TRIXIE_PARTS:-swift arm64 amd64} "
+for part in $parts; do
+  [[ "$part" == swift || "$part" == arm64 || "$part" == amd64 ]] \
+    || { fail "FELICA_TRIXIE_PARTS: unknown part '$part' (swift, arm64, amd64)"; stage_end; }
+done
+tools=(debootstrap unshare chroot dpkg-deb)
+[[ "$parts" == *" arm64 "* ]] && tools+=(qemu-aarch64-static)
+for tool in "${tools[@]}"; do
+  command -v "$tool" >/dev/null || { fail "$tool is missing (run scripts/bootstrap.sh): nothing of Debian 13 was checked"; stage_end; }
+done
+secs() { echo $((($(now_ms) - $1) / 1000)); }
+
+root=.build/trixie/root
+start=$(now_ms)
+if scripts/trixie-root.sh >"$work/root.log" 2>&1; then
+  pass "trixie root with Swift 6.0.3 ready in $(secs "$start") s ($(du -sh "$root" 2>/dev/null | cut -f1))"
+else
+  fail "scripts/trixie-root.sh failed:"; tail -n 30 "$work/root.log" >&2; stage_end
+fi
+
+if [[ "$parts" == *" swift "* ]]; then
+  echo "-- Swift 6.0.3: build and swift test" >&2
+  start=$(now_ms)
+  if scripts/swift-6.0.sh build >"$work/build.log" 2>&1; then
+    pass "Swift 6.0.3 builds every product and test target, warnings as errors, in $(secs "$start") s"
+    start=$(now_ms)
+    if scripts/swift-6.0.sh test >"$work/test.log" 2>&1; then
+      pass "Swift 6.0.3: swift test passes in $(secs "$start") s: $(grep -E "^✔ Test run|Executed [0-9]+ tests" "$work/test.log" | tail -n 2 | tr '\n' ' ')"
+    else
+      fail "swift test with Swift 6.0.3 (full log: .build/test-logs/swift-6.0-test.log):"
+      grep -E "✘|error:|Fatal|crashed" "$work/test.log" | head -n 60 >&2
+      tail -n 3 "$work/test.log" >&2
+    fi
+    mkdir -p .build/test-logs && cp "$work/test.log" .build/test-logs/swift-6.0-test.log
+  else
+    fail "the build with Swift 6.0.3 failed:"; grep -E "error|warning:" "$work/build.log" | grep -v "prohibited flag" | head -n 40 >&2
+  fi
+fi
+
+"$felica" balance --device virtual:suica >"$work/expected.balance" 2>&1
+
+# package TARGET: builds the target's two packages and checks what they hold.
+package() {
+  local target=$1 arch=${1#trixie-} dir=.build/package/$1 start p deb a d w
+  start=$(now_ms)
+  if scripts/package.sh --target "$target" >"$work/package-$arch.log" 2>&1; then
+    pass "scripts/package.sh --target $target built both packages in $(secs "$start") s"
+  else
+    fail "scripts/package.sh --target $target failed:"; grep -v "prohibited flag" "$work/package-$arch.log" | tail -n 30 >&2
+    return 1
+  fi
+  for p in felica felica-sim; do
+    deb="$(ls "$dir/${p}"_*_"$arch".deb 2>/dev/null)"
+    [[ -f "$deb" ]] || { fail "$dir has no ${p}_*_$arch.deb"; continue; }
+    a="$(dpkg-deb -f "$deb" Architecture)" d="$(dpkg-deb -f "$deb" Depends)"
+    note "$(basename "$deb"): $(du -k "$deb" | cut -f1) KiB, installed $(dpkg-deb -f "$deb" Installed-Size) KiB; Depends: $d"
+    [[ "$a" == "$arch" ]] && pass "$p: Architecture $a" || fail "$p: Architecture '$a', expected $arch"
+    # Debian's Swift runtime (versioned: from its symbols, and not past the 6.0 series),
+    # and the C libraries the program links.
+    local want=(libswiftlang libc6) missing=()
+    [[ "$p" == felica ]] && want+=(libnfc6 libpcsclite1 libusb-1.0-0 libsqlite3-0 libcurl4t64 libmosquitto1)
+    [[ "$p" == felica-sim ]] && want+=(umockdev python3)
+    for w in "${want[@]}"; do [[ ", $d," == *", $w "* || ", $d," == *", $w,"* ]] || missing+=("$w"); done
+    if ((${#missing[@]} == 0)) && [[ "$d" =~ libswiftlang\ \(\>=\ 6\.0 && "$d" == *"libswiftlang (<< 6.1~)"* ]]; then
+      pass "$p: Depends has ${want[*]}, libswiftlang >= 6.0 and << 6.1~"
+    else
+      fail "$p: Depends lacks ${missing[*]:-a libswiftlang between 6.0 and 6.1~}: $d"
+    fi
+    # The files: the program, its man page, completions, docs; no Swift runtime inside.
+    dpkg-deb -c "$deb" | awk '{print $NF}' | grep -v '/$' | sed 's|^\./|/|' | sort >"$work/files.$p.$arch"
+    local expected=(/usr/bin/$p /usr/share/man/man1/$p.1.gz /usr/share/bash-completion/completions/$p
+      /usr/share/zsh/vendor-completions/_$p /usr/share/fish/vendor_completions.d/$p.fish
+      /usr/share/doc/$p/copyright /usr/share/doc/$p/changelog.gz /usr/share/lintian/overrides/$p)
+    [[ "$p" == felica ]] && expected+=(/usr/lib/udev/rules.d/60-felica.rules
+      "/usr/lib/systemd/system/felica-watch@.service" /usr/share/doc/felica/install.md)
+    printf '%s\n' "${expected[@]}" | sort >"$work/expected.$p"
+    if comm -23 "$work/expected.$p" "$work/files.$p.$arch" | grep -q .; then
+      fail "$p ($arch) lacks: $(comm -23 "$work/expected.$p" "$work/files.$p.$arch" | tr '\n' ' ')"
+    elif grep -qiE 'libswift|\.so' "$work/files.$p.$arch"; then
+      fail "$p ($arch) carries a library: $(grep -iE 'libswift|\.so' "$work/files.$p.$arch" | head -n 3 | tr '\n' ' ')"
+    else
+      pass "$p ($arch): $(wc -l <"$work/files.$p.$arch") files, the program, man page, completions and docs among them, no library"
+    fi
+  done
+  if scripts/trixie-root.sh run lintian --fail-on error,warning --tag-display-limit 0 "$dir"/felica_*.deb "$dir"/felica-sim_*.deb >"$work/lintian-$arch.log" 2>&1; then
+    pass "trixie's lintian on the $arch packages: no error, no warning ($(grep -cE '^[IPXO]: ' "$work/lintian-$arch.log") informational tags)"
+  else
+    fail "lintian ($arch):"; cat "$work/lintian-$arch.log" >&2
+  fi
+}
+
+if [[ "$parts" == *" arm64 "* ]]; then
+  echo "-- trixie arm64: the packages, and felica under qemu-user" >&2
+  if package trixie-arm64; then
+    dir=.build/package/trixie-arm64
+    mkdir -p "$work/arm64"
+    for p in felica felica-sim; do dpkg-deb -x "$(ls "$dir/${p}"_*_arm64.deb)" "$work/arm64"; done
+    # qemu-user runs the arm64 program with the trixie root as its system (-L): the arm64
+    # C libraries are installed there, and Debian's arm64 Swift runtime (libswiftlang,
+    # not multi-arch) is unpacked beside it.
+    runtime="$(realpath .build/trixie/arm64-swift)/usr/libexec/swift/lib/swift/linux"
+    arm64() { timeout 120 qemu-aarch64-static -L "$root" -E "LD_LIBRARY_PATH=$runtime" -E LIBNFC_AUTO_SCAN=false "$@"; }
+    file -b "$work/arm64/usr/bin/felica" | grep -q "ARM aarch64" \
+      && pass "the packaged felica is an arm64 program: $(file -b "$work/arm64/usr/bin/felica" | cut -d, -f1-2)" \
+      || fail "the packaged felica is not arm64: $(file -b "$work/arm64/usr/bin/felica")"
+    v="$(arm64 "$work/arm64/usr/bin/felica" --version 2>&1)"
+    [[ "$v" == "$(dpkg-deb -f "$(ls "$dir"/felica_*_arm64.deb)" Version)" ]] \
+      && pass "arm64 felica --version under qemu-user: $v" || fail "arm64 felica --version: $v"
+    arm64 "$work/arm64/usr/bin/felica" balance --device virtual:suica >"$work/arm64.virtual" 2>&1
+    cmp -s "$work/arm64.virtual" "$work/expected.balance" \
+      && pass "arm64 felica balance --device virtual:suica under qemu-user prints what the amd64 felica prints" \
+      || { fail "arm64 felica balance --device virtual:suica:"; diff "$work/expected.balance" "$work/arm64.virtual" | head >&2; }
+    # The amd64 PN532 emulator on a pty, the arm64 felica at the other end of it.
+    if start_pn532 "$work/pty" --card suica; then
+      arm64 "$work/arm64/usr/bin/felica" balance --device "pn532:$work/pty" >"$work/arm64.pn532" 2>"$work/arm64.pn532.err"
+      cmp -s "$work/arm64.pn532" "$work/expected.balance" \
+        && pass "arm64 felica balance --device pn532:<pty> reads the balance from the amd64 PN532 emulator" \
+        || { fail "arm64 felica through pn532:<pty>:"; head -n 10 "$work/arm64.pn532" "$work/arm64.pn532.err" >&2; }
+      arm64 "$work/arm64/usr/bin/felica" balance --device "libnfc:pn532_uart:$work/pty" >"$work/arm64.libnfc" 2>"$work/arm64.libnfc.err"
+      cmp -s "$work/arm64.libnfc" "$work/expected.balance" \
+        && pass "arm64 felica balance --device libnfc:pn532_uart:<pty> (arm64 libnfc) reads the same balance" \
+        || { fail "arm64 felica through libnfc:pn532_uart:<pty>:"; head -n 10 "$work/arm64.libnfc" "$work/arm64.libnfc.err" >&2; }
+      stop_pn532
+    fi
+  fi
+fi
+
+if [[ "$parts" == *" amd64 "* ]]; then
+  echo "-- trixie amd64: the packages, installed with apt in a trixie root" >&2
+  if package trixie-amd64; then
+    check=.build/trixie/check
+    rm -rf "$check" && mkdir -p "$check/out"
+    cat >"$check/installed.sh" <<'EOF'
+set -u
+out="$1"
+export DEBIAN_FRONTEND=noninteractive LIBNFC_AUTO_SCAN=false SWIFT_BACKTRACE=enable=no
+apt-get install -y --no-install-recommends ./.build/package/trixie-amd64/felica_*_amd64.deb \
+  ./.build/package/trixie-amd64/felica-sim_*_amd64.deb >"$out/apt.log" 2>&1; echo $? >"$out/apt.rc"
+ldd /usr/bin/felica >"$out/ldd" 2>&1
+/usr/bin/felica balance --device virtual:suica >"$out/balance" 2>&1
+man -P cat felica >"$out/man" 2>&1
+(cd / && timeout 120 /usr/bin/felica-sim rcs380 --card suica -- /usr/bin/felica balance --device usb) >"$out/usb" 2>"$out/usb.err"; echo $? >"$out/usb.rc"
+EOF
+    scripts/trixie-root.sh scratch bash "$check/installed.sh" "$check/out" 2>"$work/scratch.err"
+    out=$check/out
+    if [[ "$(cat "$out/apt.rc" 2>/dev/null)" == 0 ]]; then
+      pass "apt-get install ./felica_…_amd64.deb ./felica-sim_…_amd64.deb in a trixie root ($(grep -oE '[0-9]+ newly installed' "$out/apt.log"))"
+    else
+      fail "apt-get install in the trixie root:"; tail -n 20 "$out/apt.log" "$work/scratch.err" >&2
+    fi
+    grep -q "libswiftCore.so => /usr/libexec/swift/lib/swift/linux/libswiftCore.so" "$out/ldd" && ! grep -q "not found" "$out/ldd" \
+      && pass "the installed felica loads Debian's Swift runtime ($(grep -c '=>' "$out/ldd") libraries, all found)" \
+      || { fail "ldd /usr/bin/felica in the trixie root:"; cat "$out/ldd" >&2; }
+    cmp -s "$out/balance" "$work/expected.balance" \
+      && pass "the installed felica balance --device virtual:suica prints what the build tree's felica prints" \
+      || { fail "the installed felica balance:"; diff "$work/expected.balance" "$out/balance" | head >&2; }
+    grep -q "^SYNOPSIS" "$out/man" && pass "man felica shows the installed page" || { fail "man felica:"; head -n 5 "$out/man" >&2; }
+    cmp -s "$out/usb" "$work/expected.balance" \
+      && pass "felica-sim rcs380 --card suica -- felica balance --device usb reads the balance in the trixie root" \
+      || { fail "a balance through the emulated RC-S380 in the trixie root (exit $(cat "$out/usb.rc" 2>/dev/null)):"; head -n 20 "$out/usb" "$out/usb.err" >&2; }
+  fi
+fi
+stage_end
