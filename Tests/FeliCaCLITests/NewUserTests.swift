@@ -153,6 +153,13 @@ func aPathThatIsNotUTF8IsRefused(_ line: String) throws {
      "Error: option '--system-code': \"fe001\" is too long for a system code (4 hex digits, e.g. 0003 or fe00)"),
     (["read", "--service", "090f0", "--device", "virtual:suica"], 64,
      "Error: option '--service': \"090f0\" is too long for a service code (4 hex digits, e.g. 090f)"),
+    // A file given as the device: which kind reads it.
+    (["balance", "--device", "card.json"], 64,
+     "Error: --device 'card.json': 'card.json' is not a kind of device (libnfc[:<connstring>], pn532:<port>, pcsc[:<reader>], usb[:<vid>:<pid>|:<bus>:<address>], virtual:<card>, replay:<trace>); a card image is read with virtual:card.json (a trace is replayed with replay:<file>)"),
+    (["balance", "--device", "balance.jsonl"], 64,
+     "Error: --device 'balance.jsonl': 'balance.jsonl' is not a kind of device (libnfc[:<connstring>], pn532:<port>, pcsc[:<reader>], usb[:<vid>:<pid>|:<bus>:<address>], virtual:<card>, replay:<trace>); a trace is replayed with replay:balance.jsonl"),
+    (["balance", "--device", "/dev/ttyUSB0"], 64,
+     "Error: --device '/dev/ttyUSB0': '/dev/ttyUSB0' is not a kind of device (libnfc[:<connstring>], pn532:<port>, pcsc[:<reader>], usb[:<vid>:<pid>|:<bus>:<address>], virtual:<card>, replay:<trace>); a PN532 board on a serial port is pn532:/dev/ttyUSB0 (or libnfc:pn532_uart:/dev/ttyUSB0)"),
 ] as [([String], Int32, String)])
 func mistakesAreNamed(_ args: [String], _ status: Int32, _ message: String) throws {
     let r = try run(args)
