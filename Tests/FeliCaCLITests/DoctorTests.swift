@@ -394,6 +394,8 @@ func doctor(_ tree: FakeTree, _ extra: [String] = []) throws -> DoctorResult {
         let tree = try FakeTree("bare")
         try tree.remove("/sys")
         let r = try doctor(tree)
+        // The poll names what is known: USB could not be listed, not that no reader is there.
+        #expect(r.the("poll", "problem")?.summary == "no reader to poll: USB readers cannot be listed here, and neither libnfc nor PC/SC lists one")
         let w = r.the("usb", "warning")
         #expect(w?.summary == "cannot read /sys/bus/usb/devices, so USB readers cannot be listed (no sysfs: a container or not Linux?)")
         #expect(w?.fix == "run `felica doctor` on the machine the reader is plugged into (or give the container /sys and the reader's /dev/bus/usb node)")
