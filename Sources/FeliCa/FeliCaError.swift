@@ -8,8 +8,8 @@ public struct FeliCaError: Error, Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case truncated, trailingBytes, badLength, unexpectedResponse, wrongCard, invalidField
             case invalidArgument, status, timeout, transmission, readerGone, cardGone
-            case noReader, noCard, unsupported, cancelled, busy, noService, ambiguousWrite
-            case badInput, divergence, exhausted, refused
+            case noReader, noCard, unsupported, cancelled, busy, ambiguousWrite
+            case badInput, refused, transportFailure
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -51,16 +51,14 @@ public struct FeliCaError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let cancelled = Code(.cancelled)
         /// The reader is held by another program.
         public static let busy = Code(.busy)
-        /// A required service (daemon) is not running.
-        public static let noService = Code(.noService)
         /// A write failed in a way that leaves unknown whether the card stored it.
         public static let ambiguousWrite = Code(.ambiguousWrite)
         /// A file or argument handed in by the user is malformed.
         public static let badInput = Code(.badInput)
-        /// A replayed session sent another command than the recorded one.
-        public static let divergence = Code(.divergence)
-        /// A replayed session ran out of recorded exchanges.
-        public static let exhausted = Code(.exhausted)
+        /// The transport failed for a reason of its own layer, which ``FeliCaError/underlying``
+        /// holds in that layer's error type: a replay that left its recording (FeliCaTrace's
+        /// `ReplayError`). The card never saw the command.
+        public static let transportFailure = Code(.transportFailure)
 
         public var description: String { base.rawValue }
     }
@@ -69,11 +67,17 @@ public struct FeliCaError: Error, Hashable, Sendable, CustomStringConvertible {
     public var reason: String
     /// The card's status flags when ``code`` is ``Code/status``.
     public var statusFlags: StatusFlags?
+    /// The error of the layer below in its own type, where that layer has codes of its own:
+    /// a replay's (``Code/transportFailure``), the PC/SC daemon's (a ``Code/noReader``
+    /// whose cause is pcscd not running). Transports throw only `FeliCaError`, so a
+    /// layer's own error travels here; the reason is the same words.
+    public var underlying: (any Error)?
 
-    public init(_ code: Code, _ reason: String, statusFlags: StatusFlags? = nil) {
+    public init(_ code: Code, _ reason: String, statusFlags: StatusFlags? = nil, underlying: (any Error)? = nil) {
         self.code = code
         self.reason = reason
         self.statusFlags = statusFlags
+        self.underlying = underlying
     }
 
     public static func == (lhs: FeliCaError, rhs: FeliCaError) -> Bool { lhs.code == rhs.code }
@@ -82,9 +86,10 @@ public struct FeliCaError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String { reason }
 
     /// Whether the failure means "no reader or no card": nothing to read rather than
-    /// something that went wrong (``Code/noReader``, ``Code/noCard``, ``Code/noService``).
+    /// something that went wrong (``Code/noReader``, ``Code/noCard``; no PC/SC daemon is a
+    /// ``Code/noReader`` too).
     public var isUnavailable: Bool {
-        code == .noReader || code == .noCard || code == .noService
+        code == .noReader || code == .noCard
     }
 
     /// A code-only value for matching in tests and `catch` clauses.

@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaDevices
 import FeliCaLog
+import FeliCaPCSC
 
 /// What the command line adds to a library error when it prints it: the flag or command
 /// that fixes it. Library errors carry a code and a plain reason and name no flag of ours;
@@ -27,7 +28,7 @@ enum ErrorHints {
 
     /// A reader error, with the way to try the tool without one where no reader opened.
     static func message(_ error: FeliCaError) -> String {
-        guard error.code == .noReader, !error.reason.contains("virtual:") else { return error.reason }
+        guard error.code == .noReader, error.pcscError == nil, !error.reason.contains("virtual:") else { return error.reason }
         return error.reason + (error.reason.hasSuffix(".") ? "" : ".") + " To try the tool without a reader: --device virtual:suica"
     }
 

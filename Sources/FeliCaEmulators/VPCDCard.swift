@@ -166,7 +166,7 @@ public final class VPCDCard: Sendable {
                 throw FeliCaError(.cancelled, "the virtual card was ejected before vpcd accepted it")
             }
             guard e == ECONNREFUSED || e == EINTR, clock.now < deadline else {
-                throw FeliCaError(.noService, "could not connect to vpcd on \(options.host):\(options.port): \(String(cString: strerror(e))) — is pcscd running with vsmartcard-vpcd installed (/etc/reader.conf.d/vpcd)?")
+                throw FeliCaError(.noReader, "could not connect to vpcd on \(options.host):\(options.port): \(String(cString: strerror(e))) — is pcscd running with vsmartcard-vpcd installed (/etc/reader.conf.d/vpcd)?")
             }
             usleep(20_000)
         }

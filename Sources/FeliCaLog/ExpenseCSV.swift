@@ -1,4 +1,5 @@
 import FeliCaCards
+
 /// CSV of kept records for a spreadsheet or an expense claim (RFC 4180): a header row,
 /// fields quoted when they hold a comma, a quote or a line break.
 ///

@@ -7,6 +7,39 @@ enum PCSCPhase {
     case context, listing, waiting, connecting, exchanging, closing
 }
 
+/// PC/SC's own failure that the FeliCa layer has no code for: the daemon is not running.
+/// It reaches callers inside a `FeliCaError` whose code is `noReader` (a reader cannot be
+/// had), as ``FeliCa/FeliCaError/pcscError``.
+public struct PCSCError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Code: String, Hashable, Sendable {
+        /// No PC/SC daemon answers (SCARD_E_NO_SERVICE, or SCARD_E_SERVICE_STOPPED when
+        /// opening a context).
+        case noService
+    }
+
+    public var code: Code
+    public var reason: String
+
+    public init(_ code: Code, _ reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+
+    public var description: String { reason }
+}
+
+extension FeliCaError {
+    /// The PC/SC layer's own error, when that is why the reader could not be had.
+    public var pcscError: PCSCError? { underlying as? PCSCError }
+}
+
+/// `reason` as the error of a missing daemon when `phase` is opening the context, else as
+/// a reader lost (the daemon was there and went away).
+private func daemonMissing(_ phase: PCSCPhase, _ reason: String) -> FeliCaError {
+    phase == .context ? FeliCaError(.noReader, reason, underlying: PCSCError(.noService, reason)) : FeliCaError(.readerGone, reason)
+}
+
 /// The one place pcsc-lite return codes become ``FeliCaError``s in plain words.
 func pcscError(_ rc: LONG, _ call: String, reader: String? = nil, phase: PCSCPhase) -> FeliCaError {
     let on = reader.map { " '\($0)'" } ?? ""
@@ -15,11 +48,9 @@ func pcscError(_ rc: LONG, _ call: String, reader: String? = nil, phase: PCSCPha
     case SCARD_E_NO_SERVICE:
         // Past the context, the daemon was there and went away: the reader is lost, as
         // with SCARD_E_SERVICE_STOPPED.
-        return FeliCaError(phase == .context ? .noService : .readerGone,
-                           "no PC/SC daemon is running (SCARD_E_NO_SERVICE): start it with `sudo systemctl start pcscd`")
+        return daemonMissing(phase, "no PC/SC daemon is running (SCARD_E_NO_SERVICE): start it with `sudo systemctl start pcscd`")
     case SCARD_E_SERVICE_STOPPED:
-        return FeliCaError(phase == .context ? .noService : .readerGone,
-                           "the PC/SC daemon stopped (SCARD_E_SERVICE_STOPPED): start it again with `sudo systemctl start pcscd`")
+        return daemonMissing(phase, "the PC/SC daemon stopped (SCARD_E_SERVICE_STOPPED): start it again with `sudo systemctl start pcscd`")
     case SCARD_F_COMM_ERROR:
         return FeliCaError(.readerGone, "lost the connection to the PC/SC daemon (SCARD_F_COMM_ERROR) during \(call): is pcscd still running?")
     case SCARD_E_NO_READERS_AVAILABLE:

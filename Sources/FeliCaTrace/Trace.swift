@@ -340,11 +340,15 @@ enum TraceErrorCodes {
     static let all: [FeliCaError.Code] = [
         .truncated, .trailingBytes, .badLength, .unexpectedResponse, .wrongCard, .invalidField,
         .invalidArgument, .status, .timeout, .transmission, .readerGone, .cardGone,
-        .noReader, .noCard, .unsupported, .cancelled, .busy, .noService, .ambiguousWrite,
-        .badInput, .divergence, .exhausted, .refused,
+        .noReader, .noCard, .unsupported, .cancelled, .busy, .ambiguousWrite,
+        .badInput, .refused, .transportFailure,
     ]
 
+    /// Names traces recorded before these codes moved to their own layers: pcscd not
+    /// running is a missing reader, a replay's failures are the transport's own.
+    static let earlier: [String: FeliCaError.Code] = ["noService": .noReader, "divergence": .transportFailure, "exhausted": .transportFailure]
+
     static func code(named name: String) -> FeliCaError.Code? {
-        all.first { $0.description == name }
+        all.first { $0.description == name } ?? earlier[name]
     }
 }

@@ -69,7 +69,7 @@ public final class TraceReplay: Transport {
             let number = s.next + 1
             if s.nextIdentity < trace.readerIdentities.count, trace.readerIdentities[s.nextIdentity].after == s.next {
                 let asked = trace.readerIdentities[s.nextIdentity]
-                let e = FeliCaError(.divergence, "\(name): the recording asked the reader for the card's IDm and PMm\(lineNote(asked.line)) before exchange \(number), but the code sent \(PacketDescription.command(packet)) instead")
+                let e = ReplayError.failure(.divergence, "\(name): the recording asked the reader for the card's IDm and PMm\(lineNote(asked.line)) before exchange \(number), but the code sent \(PacketDescription.command(packet)) instead")
                 s.failure = e
                 throw e
             }
@@ -85,7 +85,7 @@ public final class TraceReplay: Transport {
                 throw e
             }
             guard recorded.bitRate == s.rate else {
-                let e = FeliCaError(.divergence, "\(name): exchange \(number)\(lineNote(recorded)) was recorded at \(recorded.bitRate.rawValue) kbps but sent at \(s.rate.rawValue) kbps: \(PacketDescription.command(packet))")
+                let e = ReplayError.failure(.divergence, "\(name): exchange \(number)\(lineNote(recorded)) was recorded at \(recorded.bitRate.rawValue) kbps but sent at \(s.rate.rawValue) kbps: \(PacketDescription.command(packet))")
                 s.failure = e
                 throw e
             }
@@ -108,7 +108,7 @@ public final class TraceReplay: Transport {
                 let instead = s.next < trace.exchanges.count
                     ? "the recording has exchange \(s.next + 1)\(lineNote(trace.exchanges[s.next])) there: \(PacketDescription.command(trace.exchanges[s.next].tx))"
                     : "the recording ends there"
-                let e = FeliCaError(.divergence, "\(name): the code asked the reader for the card's IDm and PMm after exchange \(s.next), but \(instead)")
+                let e = ReplayError.failure(.divergence, "\(name): the code asked the reader for the card's IDm and PMm after exchange \(s.next), but \(instead)")
                 s.failure = e
                 throw e
             }
@@ -133,11 +133,11 @@ public final class TraceReplay: Transport {
             if let failure = s.failure { throw failure }
             if s.nextIdentity < trace.readerIdentities.count, trace.readerIdentities[s.nextIdentity].after <= s.next {
                 let asked = trace.readerIdentities[s.nextIdentity]
-                throw FeliCaError(.divergence, "\(name): the recording asked the reader for the card's IDm and PMm\(lineNote(asked.line)) after exchange \(asked.after); the code never did")
+                throw ReplayError.failure(.divergence, "\(name): the recording asked the reader for the card's IDm and PMm\(lineNote(asked.line)) after exchange \(asked.after); the code never did")
             }
             guard s.next == trace.exchanges.count else {
                 let next = trace.exchanges[s.next]
-                throw FeliCaError(.divergence, """
+                throw ReplayError.failure(.divergence, """
                     \(name): only \(s.next) of \(trace.exchanges.count) recorded exchanges were used; \
                     the next one is exchange \(s.next + 1)\(lineNote(next)): \(PacketDescription.command(next.tx))
                     """)
@@ -171,7 +171,7 @@ public final class TraceReplay: Transport {
                 ? "the code sent \(actual.count - recorded.tx.count) more byte(s)"
                 : "the code sent \(recorded.tx.count - actual.count) fewer byte(s)")
         let pad = String(repeating: " ", count: 12)
-        return FeliCaError(.divergence, """
+        return ReplayError.failure(.divergence, """
             \(name): exchange \(number)\(lineNote(recorded)) differs from the recording
               expected  \(PacketDescription.command(recorded.tx))
               actual    \(PacketDescription.command(actual))
@@ -186,6 +186,6 @@ public final class TraceReplay: Transport {
         if let damage = trace.damage {
             reason += "; the lenient replay stopped at the damage: \(damage.reason)"
         }
-        return FeliCaError(.exhausted, reason)
+        return ReplayError.failure(.exhausted, reason)
     }
 }

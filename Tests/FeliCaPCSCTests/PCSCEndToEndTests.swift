@@ -248,10 +248,16 @@ struct PCSCEndToEndTests {
             _ = try await PCSCTransport.open(.first)
             Issue.record("opened a reader without a daemon")
         } catch {
-            #expect(error.code == .noService)
+            #expect(error.code == .noReader && error.isUnavailable)
+            #expect(error.pcscError?.code == .noService)
             #expect(error.reason.contains("sudo systemctl start pcscd"))
         }
-        await #expect(throws: FeliCaError(.noService, "")) { try await PCSCReaderInfo.list() }
+        do throws(FeliCaError) {
+            _ = try await PCSCReaderInfo.list()
+            Issue.record("listed readers without a daemon")
+        } catch {
+            #expect(error.pcscError?.code == .noService)
+        }
     }
 
     @Test("the daemon dying mid-session fails the next exchange without hanging")
@@ -265,7 +271,7 @@ struct PCSCEndToEndTests {
             _ = try await session.detect()
             Issue.record("an exchange succeeded after pcscd stopped")
         } catch {
-            #expect([.readerGone, .noService, .cardGone].contains(error.code), "\(error.code): \(error.reason)")
+            #expect([.readerGone, .noReader, .cardGone].contains(error.code), "\(error.code): \(error.reason)")
             #expect(error.reason.contains("pcscd"), "\(error.reason)")
         }
         await transport.close()

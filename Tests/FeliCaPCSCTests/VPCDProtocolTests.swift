@@ -147,6 +147,6 @@ struct VPCDProtocolTests {
         // The listener is gone now: connecting is refused until the wait runs out.
         options.connectWait = .milliseconds(100)
         let refused = VPCDCard(card: try VirtualCard.named("suica"), options: options)
-        #expect(throws: FeliCaError(.noService, "")) { try refused.serveBlocking() }
+        #expect(throws: FeliCaError(.noReader, "")) { try refused.serveBlocking() }
     }
 }

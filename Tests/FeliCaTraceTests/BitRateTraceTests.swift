@@ -60,7 +60,7 @@ import Testing
             _ = try await reader.read(CardSession(transport: again))
         } throws: { error in
             guard let e = error as? FeliCaError else { return false }
-            return e.code == .divergence
+            return e.code == .transportFailure && e.replayError?.code == .divergence
         }
     }
 

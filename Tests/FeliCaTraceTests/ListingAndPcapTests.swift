@@ -96,6 +96,17 @@ import Testing
             """)
     }
 
+    /// Codes traces were recorded with before they moved to their own layers still read: pcscd
+    /// not running is a missing reader; a replay's failures are the transport's own.
+    @Test func codesOfEarlierTracesStillRead() throws {
+        let text = "{\"format\":\"felica-trace/1\"}\n"
+            + "{\"tx\":\"0600ffff0100\",\"rx\":null,\"error\":\"noService\",\"reason\":\"no PC/SC daemon is running\"}\n"
+            + "{\"tx\":\"0600ffff0100\",\"rx\":null,\"error\":\"divergence\",\"reason\":\"r\"}\n"
+        let trace = try Trace.parse(text, source: "t.jsonl")
+        #expect(trace.exchanges.map { $0.error?.code } == [.noReader, .transportFailure])
+        #expect(trace.exchanges.first?.error?.isUnavailable == true)
+    }
+
     @Test func blocksShowsEachBlockReadOrWrittenUnderItsPacket() throws {
         let idm = "0101120312345678"
         let block0 = "00000000000000002000" + "00d204000000", block1 = String(repeating: "ab", count: 16)

@@ -153,7 +153,8 @@ import FeliCaCards
         }
         #expect(error != nil, "expected a FeliCaError")
         let e = try #require(error)
-        #expect(e.code == .divergence)
+        #expect(e.code == .transportFailure && e.replayError?.code == .divergence)
+        #expect(e.replayError?.reason == e.reason)
         #expect(e.reason.contains("replay:t.jsonl: exchange 2 (line 3) differs from the recording"))
         #expect(e.reason.contains("expected  \(Self.readBalance)"))
         #expect(e.reason.contains("actual    \(sent)"))
@@ -166,10 +167,10 @@ import FeliCaCards
         let caret = caretLine.distance(from: caretLine.startIndex, to: caretLine.firstIndex(of: "^")!)
         #expect(caret == hexStart + 2 * byte)
         // The replay stays failed: later calls and the final check report the same divergence.
-        await #expect(throws: FeliCaError(.divergence, "")) {
-            try await replay.exchange(Hex.decode(Self.readBalance)!, timeout: .milliseconds(10))
-        }
-        #expect(throws: FeliCaError(.divergence, "")) { try replay.assertFullyConsumed() }
+        let later = await thrownError { try await replay.exchange(Hex.decode(Self.readBalance)!, timeout: .milliseconds(10)) }
+        #expect(later?.replayError?.code == .divergence)
+        let final = thrownError { try replay.assertFullyConsumed() }
+        #expect(final?.replayError?.code == .divergence)
     }
 
     @Test func runningOutIsExhausted() async throws {
@@ -181,7 +182,7 @@ import FeliCaCards
             try await replay.exchange(Hex.decode(Self.poll)!, timeout: .milliseconds(10))
         }
         #expect(error != nil, "expected a FeliCaError")
-        #expect(error?.code == .exhausted)
+        #expect(error?.replayError?.code == .exhausted)
         #expect(error?.reason.contains("exchange 3 (Polling system=FFFF") == true)
         #expect(error?.reason.contains("the trace ends after 2 exchanges") == true)
     }
@@ -191,7 +192,7 @@ import FeliCaCards
         _ = try await replay.exchange(Hex.decode(Self.poll)!, timeout: .milliseconds(10))
         let error = thrownError { try replay.assertFullyConsumed() }
         #expect(error != nil, "expected a FeliCaError")
-        #expect(error?.code == .divergence)
+        #expect(error?.replayError?.code == .divergence)
         #expect(error?.reason.contains("only 1 of 2 recorded exchanges were used") == true)
         #expect(error?.reason.contains("exchange 2 (line 3): Read Without Encryption") == true)
     }
@@ -216,7 +217,7 @@ import FeliCaCards
             try await replay.exchange(Hex.decode(Self.readBalance)!, timeout: .milliseconds(10))
         }
         #expect(error != nil, "expected a FeliCaError")
-        #expect(error?.code == .exhausted)
+        #expect(error?.replayError?.code == .exhausted)
         #expect(error?.reason.contains("the lenient replay stopped at the damage: t.jsonl line 3") == true)
     }
 }
