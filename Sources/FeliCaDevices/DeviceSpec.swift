@@ -5,6 +5,7 @@ import FeliCaPN532
 import FeliCaReaderCodecs
 import FeliCaSimulation
 import FeliCaTransportSupport
+import FeliCaCards
 
 /// A device as `--device` and `FELICA_DEVICE` name it, parsed: the one place a device
 /// string is read.
