@@ -455,6 +455,16 @@ func doctor(_ tree: FakeTree, _ extra: [String] = []) throws -> DoctorResult {
         #expect(r.findings.allSatisfy { $0.verdict == "ok" }, "\(r.findings)")
     }
 
+    /// The blacklist is named where the package put it (dpkg's list), though /usr/lib finds
+    /// it first when /lib is a link to it (Debian 12 ships it in /lib/modprobe.d).
+    @Test func theBlacklistIsNamedAsThePackageListsIt() throws {
+        let tree = try packagedTree()
+        try tree.write("/lib/modprobe.d/felica.conf", "# from felica\nblacklist port100\n")
+        try tree.write("/var/lib/dpkg/info/felica.list", "/.\n/lib\n/lib/modprobe.d\n/lib/modprobe.d/felica.conf\n/usr/lib/udev/rules.d/60-felica.rules\n")
+        let r = try doctor(tree)
+        #expect(r.the("setup", "ok")?.summary.contains("port100 is blacklisted (/lib/modprobe.d/felica.conf) (package felica 0.1.0)") == true, "\(r.findings)")
+    }
+
     /// A copy in /etc replaces the packaged file of the same name, as udev does.
     @Test func aRuleCopiedToEtcReplacesThePackagedOne() throws {
         let tree = try packagedTree()

@@ -92,7 +92,7 @@ if [[ "${1:-}" == inside ]]; then
   # doctor: the rule and the blacklist in place, then the rule gone.
   export PCSCLITE_CSOCK_NAME="$work/no-pcscd.comm"
   /usr/bin/felica doctor --json >"$work/doctor.json" 2>/dev/null
-  if grep -q '"check":"setup","verdict":"ok","summary":"udev rule /usr/lib/udev/rules.d/60-felica.rules gives the user at the seat and group plugdev access to 9 reader models; port100 is blacklisted (/usr/lib/modprobe.d/felica.conf) (package felica '"$version"')"' "$work/doctor.json"; then
+  if grep -q '"check":"setup","verdict":"ok","summary":"udev rule /usr/lib/udev/rules.d/60-felica.rules gives the user at the seat and group plugdev access to 9 reader models; port100 is blacklisted ('"$(dpkg -L felica | grep '/modprobe\.d/felica\.conf$')"') (package felica '"$version"')"' "$work/doctor.json"; then
     pass "felica doctor: the packaged rule and blacklist are in place"
   else
     fail "felica doctor does not report the packaged files:"; grep -o '"check":"setup"[^}]*' "$work/doctor.json" >&2
