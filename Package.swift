@@ -50,7 +50,10 @@ let package = Package(
         // Files and file descriptors: whole-buffer reads and writes, text files, private
         // files and directories, atomic replacement.
         .target(name: "FeliCaFiles", swiftSettings: strict),
-        .target(name: "FeliCaCards", dependencies: ["FeliCa"], swiftSettings: strict),
+        // Card profiles, and card images read by them: the sample cards built with the
+        // profiles' encoders, an image's outline naming its systems and brand. Images and the
+        // virtual card themselves (FeliCaSimulation) know no profile.
+        .target(name: "FeliCaCards", dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaNDEF"], swiftSettings: strict),
         // NDEF on FeliCa (NFC Forum Type 3 Tag): the record codec, the attribute block, reading a
         // tag's message through a card session, its text and JSON renderings. No I/O of its own.
         .target(name: "FeliCaNDEF", dependencies: ["FeliCa", "FeliCaJSON"], swiftSettings: strict),
@@ -63,7 +66,7 @@ let package = Package(
         // OpenSSL's libcrypto (the only importer of CLibCrypto), and the mutual authentication
         // through a card session.
         .target(name: "FeliCaSecurity", dependencies: ["FeliCa", "CLibCrypto"], swiftSettings: strict),
-        .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaCards", "FeliCaNDEF", "FeliCaSecurity", "FeliCaTransportSupport"], swiftSettings: strict),
+        .target(name: "FeliCaSimulation", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaNDEF", "FeliCaSecurity", "FeliCaTransportSupport"], swiftSettings: strict),
         // Stand-ins for readers: the PN532/RC-S956, RC-S380 and vpcd emulators and the servers that put them
         // on a pseudo-terminal, a umockdev USB bus or vpcd's socket. Only felica-sim and the tests link it.
         .target(name: "FeliCaEmulators", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaSimulation", "FeliCaTransportSupport", "FeliCaFiles"], swiftSettings: strict),
@@ -89,7 +92,7 @@ let package = Package(
         // reader, listing, waiting for a card and the watch loop (taps).
         .target(
             name: "FeliCaDevices",
-            dependencies: ["FeliCa", "FeliCaSimulation", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPN532", "FeliCaPCSC", "FeliCaUSB", "FeliCaReaderCodecs", "FeliCaTransportSupport"],
+            dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPN532", "FeliCaPCSC", "FeliCaUSB", "FeliCaReaderCodecs", "FeliCaTransportSupport"],
             swiftSettings: strict),
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
@@ -124,7 +127,7 @@ let package = Package(
         // `felica-sim`'s commands: the emulators served to the real stacks, over the CLI's parser.
         .target(
             name: "FeliCaSimCommands",
-            dependencies: ["FeliCa", "FeliCaCLI", "FeliCaDevices", "FeliCaEmulators", "FeliCaSimulation", "FeliCaReaderCodecs", "FeliCaTransportSupport"],
+            dependencies: ["FeliCa", "FeliCaCards", "FeliCaCLI", "FeliCaDevices", "FeliCaEmulators", "FeliCaSimulation", "FeliCaReaderCodecs", "FeliCaTransportSupport"],
             swiftSettings: strict),
         .executableTarget(name: "felica", dependencies: ["FeliCaCLI"], swiftSettings: strict),
         .executableTarget(name: "felica-sim", dependencies: ["FeliCaSimCommands"], swiftSettings: strict),
@@ -154,14 +157,14 @@ let package = Package(
         .testTarget(name: "FeliCaCardsTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         .testTarget(name: "FeliCaTraceTests", dependencies: ["TestSupport", "FeliCa", "FeliCaTrace", "FeliCaSimulation", "FeliCaEmulators", "FeliCaCards", "FeliCaNDEF"], swiftSettings: strict),
         .testTarget(name: "FeliCaSchedulingTests", dependencies: ["FeliCa", "FeliCaScheduling", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
-        .testTarget(name: "FeliCaLibNFCTests", dependencies: ["TestSupport", "FeliCa", "FeliCaReaderCodecs", "FeliCaLibNFC", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
+        .testTarget(name: "FeliCaLibNFCTests", dependencies: ["TestSupport", "FeliCa", "FeliCaCards", "FeliCaReaderCodecs", "FeliCaLibNFC", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         .testTarget(
-            name: "FeliCaDevicesTests", dependencies: ["TestSupport", "FeliCaDevices", "FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaTrace"],
+            name: "FeliCaDevicesTests", dependencies: ["TestSupport", "FeliCaDevices", "FeliCa", "FeliCaCards", "FeliCaSimulation", "FeliCaEmulators", "FeliCaTrace"],
             swiftSettings: strict),
         // The RC-S380 protocol (Port-100 driver) against its emulator, in-process.
-        .testTarget(name: "FeliCaUSBTests", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaUSB", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
-        .testTarget(name: "FeliCaPN532Tests", dependencies: ["TestSupport", "FeliCa", "FeliCaReaderCodecs", "FeliCaPN532", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
-        .testTarget(name: "FeliCaPCSCTests", dependencies: ["FeliCa", "FeliCaReaderCodecs", "FeliCaPCSC", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
+        .testTarget(name: "FeliCaUSBTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaReaderCodecs", "FeliCaUSB", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
+        .testTarget(name: "FeliCaPN532Tests", dependencies: ["TestSupport", "FeliCa", "FeliCaCards", "FeliCaReaderCodecs", "FeliCaPN532", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
+        .testTarget(name: "FeliCaPCSCTests", dependencies: ["FeliCa", "FeliCaCards", "FeliCaReaderCodecs", "FeliCaPCSC", "FeliCaSimulation", "FeliCaEmulators"], swiftSettings: strict),
         // Faults through the real stacks: removal, late and garbled frames, ambiguous writes.
         .testTarget(
             name: "FaultTests",
@@ -173,7 +176,7 @@ let package = Package(
             dependencies: ["TestSupport", "FeliCa", "FeliCaDevices", "FeliCaSimulation", "FeliCaEmulators", "FeliCaCards", "FeliCaNDEF", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPCSC"],
             exclude: ["Traces"], swiftSettings: strict),
         .testTarget(
-            name: "FeliCaCLITests", dependencies: ["TestSupport", "FeliCaCLI", "FeliCaDiagnosis", "FeliCaSimCommands", "FeliCaDevices", "FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaUSB", "FeliCaJSON"],
+            name: "FeliCaCLITests", dependencies: ["TestSupport", "FeliCaCLI", "FeliCaCards", "FeliCaDiagnosis", "FeliCaSimCommands", "FeliCaDevices", "FeliCa", "FeliCaSimulation", "FeliCaEmulators", "FeliCaUSB", "FeliCaJSON"],
             exclude: ["Golden", "Fixtures"], swiftSettings: strict),
     ]
 )

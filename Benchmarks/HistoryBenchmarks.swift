@@ -93,9 +93,9 @@ func historyBenchmarks() async {
         for reading in 0..<5 {
             let records = (0..<20_000).reversed().map { k -> KeptRecord in
                 let s = reading * 20_000 + k
-                return KeptRecord(card: "0101120312345678", purse: "transit-ic", sequence: s % 65_536,
-                                  date: "2026-\(s / 10_000 % 12 + 1 < 10 ? "0" : "")\(s / 10_000 % 12 + 1)-\(s % 28 + 1 < 10 ? "0" : "")\(s % 28 + 1)", time: nil,
-                                  type: s % 5 == 0 ? "charge" : "transit", detail: "ticket gate, fare", from: "新宿", to: "渋谷",
+                return KeptRecord(card: IDm(rawValue: 0x0101_1203_1234_5678), purse: .transitIC, sequence: s % 65_536,
+                                  date: try! CardDate(year: 2026, month: s / 10_000 % 12 + 1, day: s % 28 + 1),
+                                  kind: s % 5 == 0 ? .charge : .transit, detail: "ticket gate, fare", from: "新宿", to: "渋谷",
                                   amount: s % 5 == 0 ? 1_000 : -200, balance: 10_000 + s % 1000)
             }
             _ = try store.save(Reading(card: "0101120312345678", device: nil, readAt: "2026-11-30T00:00:00Z",

@@ -6,6 +6,7 @@ import FeliCaSimulation
 
 #if canImport(Glibc)
 import Glibc
+import FeliCaCards
 #endif
 
 /// A desk that runs `felica watch --save` all day: N taps (`FELICA_BENCH_KIOSK_TAPS`,
@@ -109,9 +110,9 @@ private func kioskGrowth(_ dir: String) {
     let stations = [("新宿", "渋谷"), ("東京", "品川"), ("池袋", "上野"), ("横浜", "川崎")]
     func record(_ card: Int, _ s: Int) -> KeptRecord {
         let day = s / 2 % 28 + 1, (from, to) = stations[(card + s) % stations.count]
-        return KeptRecord(card: cards[card], purse: "transit-ic", sequence: s % 65_536,
-                          date: "2026-\(s / 56 % 12 + 1 < 10 ? "0" : "")\(s / 56 % 12 + 1)-\(day < 10 ? "0" : "")\(day)", time: nil,
-                          type: "transit", detail: "ticket gate, fare", from: from, to: to, amount: -200 - 10 * (s % 7), balance: 10_000 - s % 5_000)
+        return KeptRecord(card: try! IDm(hex: cards[card]), purse: .transitIC, sequence: s % 65_536,
+                          date: try! CardDate(year: 2026, month: s / 56 % 12 + 1, day: day),
+                          kind: .transit, detail: "ticket gate, fare", from: from, to: to, amount: -200 - 10 * (s % 7), balance: 10_000 - s % 5_000)
     }
     var sizes: [String] = []
     let clock = ContinuousClock()

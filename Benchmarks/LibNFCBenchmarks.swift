@@ -7,6 +7,7 @@ import FeliCaSimulation
 
 #if canImport(Glibc)
 import Glibc
+import FeliCaCards
 #endif
 
 /// Through real libnfc and the PN532 emulator on a pty: `felica balance` as a user runs

@@ -5,6 +5,7 @@ import FeliCaSimulation
 
 #if canImport(Glibc)
 import Glibc
+import FeliCaCards
 #endif
 
 /// A long `felica watch` through real libnfc and the PN532 emulator, whose card is tapped

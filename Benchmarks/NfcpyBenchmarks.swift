@@ -2,6 +2,7 @@ import FeliCa
 import FeliCaEmulators
 import FeliCaSimulation
 import Foundation
+import FeliCaCards
 
 /// felica against nfcpy, side by side in one run, through the same PN532 emulator with rf
 /// timing (115200-baud UART, air time, the typical card's own times), each tool by its best

@@ -7,6 +7,7 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+import FeliCaCards
 #endif
 
 /// Exchanges through the real pcscd and vpcd, with the virtual card served from this

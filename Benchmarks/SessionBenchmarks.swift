@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaEmulators
 import FeliCaSimulation
+import FeliCaCards
 
 /// Whole reads over the virtual card: without timing (library overhead) and with the
 /// card's real air and PMm times (what a user would wait with a perfect reader).

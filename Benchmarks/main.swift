@@ -1,5 +1,5 @@
 // Benchmarks print figures; run with `swift run -c release Benchmarks [section ...]`.
-// Sections: codec, session, libnfc, usb, nfcpy, order, pcsc, cards, memory, history, kiosk, delivery;
+// Sections: codec, session, libnfc, usb, nfcpy, order, pcsc, cards, memory, history, kiosk, delivery, startup;
 // `readme` runs the sections the README quotes and ends with its performance table.
 print("# felica benchmarks (release build expected; debug figures are meaningless)")
 let startLine = machineLine()
@@ -16,4 +16,5 @@ await memoryBenchmarks()
 await historyBenchmarks()
 await kioskBenchmarks()
 await deliveryBenchmarks()
+startupBenchmarks()
 if readmeRun { printReadmeTable(startedWith: startLine) }

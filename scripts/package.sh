@@ -216,18 +216,42 @@ control() {
   for script in postinst prerm postrm; do
     [[ -f "packaging/$package.$script" ]] && install_file "packaging/$package.$script" "$root/DEBIAN/$script" 0755
   done
-  (cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum >DEBIAN/md5sums)
+  local top=(usr)
+  [[ -d "$root/lib" ]] && top+=(lib)   # the blacklist's /lib/modprobe.d on Debian 12
+  (cd "$root" && find "${top[@]}" -type f -print0 | sort -z | xargs -0 md5sum >DEBIAN/md5sums)
   chmod 0644 "$root/DEBIAN/md5sums"
   find "$root" -newermt "@$SOURCE_DATE_EPOCH" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
   dpkg-deb --root-owner-group -Zxz --build "$root" "$out/${package}_${version}_${arch}.deb" >/dev/null
   rm -rf "$out/shlibs"
 }
 
+# The blacklist goes into the modprobe.d the system's own packages (kmod, systemd) own, so
+# that dpkg does not take the directory for felica's and warn, at the purge, that it is not
+# empty: /lib/modprobe.d on Debian 12, /usr/lib/modprobe.d from trixie on. Asked of dpkg on
+# the build system (the trixie root for a trixie target); the target's name decides when
+# neither is registered.
+modprobe_dir=/usr/lib/modprobe.d
+if ! dpkg-query -S /usr/lib/modprobe.d >/dev/null 2>&1; then
+  if dpkg-query -S /lib/modprobe.d >/dev/null 2>&1 || [[ "$target" == bookworm-* ]]; then modprobe_dir=/lib/modprobe.d; fi
+fi
+# Wireshark's global Lua plugin directory (`tshark -G folders`): the dissector loads without -X.
+case "$arch" in
+  amd64) multiarch=x86_64-linux-gnu ;;
+  arm64) multiarch=aarch64-linux-gnu ;;
+  *) multiarch="$(dpkg-architecture -a"$arch" -qDEB_HOST_MULTIARCH)" ;;
+esac
+
 stage felica felica
 install_file packaging/60-felica.rules "$out/felica/usr/lib/udev/rules.d/60-felica.rules" 0644
-install_file packaging/felica-blacklist.conf "$out/felica/usr/lib/modprobe.d/felica.conf" 0644
+install_file packaging/felica-blacklist.conf "$out/felica$modprobe_dir/felica.conf" 0644
 install_file "packaging/felica-watch@.service" "$out/felica/usr/lib/systemd/system/felica-watch@.service" 0644
-install_file Docs/install.md "$out/felica/usr/share/doc/felica/install.md" 0644
+install_file Wireshark/felica.lua "$out/felica/usr/lib/$multiarch/wireshark/plugins/felica.lua" 0644
+# The README and the guides, laid out as in the source tree so that their links hold; the
+# help and man pages name them there.
+install_file README.md "$out/felica/usr/share/doc/felica/README.md" 0644
+for doc in Docs/*.md Docs/*.svg; do
+  install_file "$doc" "$out/felica/usr/share/doc/felica/$doc" 0644
+done
 recommends="pcscd, libccid" control felica "read Japanese FeliCa cards (Suica, Edy, nanaco, WAON) from USB readers" "$swift_depends"
 
 stage felica-sim felica-sim

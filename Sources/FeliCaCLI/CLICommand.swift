@@ -2,6 +2,7 @@ import FeliCa
 import FeliCaReaderCodecs
 import FeliCaDevices
 import FeliCaSimulation
+import FeliCaCards
 import FeliCaDiagnosis
 
 /// A command of `felica` or `felica-sim`: its configuration drives parsing and help.

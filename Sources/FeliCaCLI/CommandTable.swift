@@ -1,6 +1,7 @@
 import FeliCa
 import FeliCaSimulation
 import FeliCaDevices
+import FeliCaCards
 
 /// Every `felica` subcommand, in help order. Add new commands here.
 enum FelicaCommands {

@@ -60,7 +60,8 @@ struct DoctorRun: Sendable {
             } else {
                 run.polls.append(DoctorCheck(
                     check: "poll", verdict: .problem,
-                    summary: "no reader to poll: no USB reader found, and neither libnfc nor PC/SC lists one",
+                    summary: "no reader to poll: " + (host.usb == nil ? "USB readers cannot be listed here" : "no USB reader found")
+                        + ", and neither libnfc nor PC/SC lists one",
                     fix: run.above.map { "\($0), then check with `felica devices`; \(tryVirtual)" }
                         ?? "plug in a reader, then check with `felica devices`; \(tryVirtual)"))
             }

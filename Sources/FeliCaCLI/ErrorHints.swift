@@ -1,3 +1,4 @@
+import FeliCa
 import FeliCaDevices
 import FeliCaLog
 
@@ -16,6 +17,18 @@ enum ErrorHints {
         case .newerSchema: error.reason + ", or another --db file"
         default: error.reason
         }
+    }
+
+    /// An order constraint the scheduler refused (a pair not among the codes, a code before
+    /// itself, a cycle), naming the option the pairs came from.
+    static func precedence(_ error: FeliCaError) -> String {
+        "--before: " + error.reason
+    }
+
+    /// A reader error, with the way to try the tool without one where no reader opened.
+    static func message(_ error: FeliCaError) -> String {
+        guard error.code == .noReader, !error.reason.contains("virtual:") else { return error.reason }
+        return error.reason + (error.reason.hasSuffix(".") ? "" : ".") + " To try the tool without a reader: --device virtual:suica"
     }
 
     /// A device string or opening option that does not apply, naming the option.

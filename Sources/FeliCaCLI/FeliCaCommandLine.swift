@@ -83,7 +83,7 @@ public enum FeliCaCommandLine {
             do {
                 return console.finish(try await command.run(console))
             } catch let e as FeliCaError {
-                console.error(e.reason)
+                console.error(ErrorHints.message(e))
                 return e.isUnavailable ? ExitCode.unavailable : ExitCode.failure
             } catch let e as CLIError {
                 console.error(e.message)

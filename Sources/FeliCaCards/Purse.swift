@@ -58,6 +58,10 @@ public enum PurseProfile: String, Hashable, Sendable, CaseIterable {
         }
     }
 
+    /// The time zone its dates are in, as minutes east of UTC: Jakarta for KMT and MRT
+    /// Jakarta, Japan time for the others (``CardDate/utcOffsetMinutes``).
+    public var utcOffsetMinutes: Int { self == .kmt || self == .mrtj ? CardDate.jakarta : CardDate.japan }
+
     /// Whether its history's times are shown and kept to the second.
     public var keepsSeconds: Bool { recordTime == .second }
 

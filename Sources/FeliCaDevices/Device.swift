@@ -9,6 +9,7 @@ import FeliCaUSB
 
 #if canImport(Glibc)
 import Glibc
+import FeliCaCards
 #endif
 
 /// An opened device — a reader, a virtual card or a replay — and what a card session on it

@@ -4,6 +4,7 @@ import FeliCaPCSC
 import FeliCaPN532
 import FeliCaSimulation
 import FeliCaTransportSupport
+import FeliCaCards
 
 /// One row of `felica devices`: a device, the spec that opens it, and whether it can be used.
 public struct DeviceListing: Sendable {

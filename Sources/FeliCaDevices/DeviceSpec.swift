@@ -5,6 +5,7 @@ import FeliCaPN532
 import FeliCaReaderCodecs
 import FeliCaSimulation
 import FeliCaTransportSupport
+import FeliCaCards
 
 /// A device as `--device` and `FELICA_DEVICE` name it, parsed: the one place a device
 /// string is read.
@@ -186,6 +187,13 @@ public struct DeviceSpec: Hashable, Sendable, CustomStringConvertible {
             var hint = ""
             if SampleCards.names.contains(text) {
                 hint = "; did you mean virtual:\(text)?"
+            } else if rest == nil && text.hasPrefix("/dev/") {
+                hint = "; a PN532 board on a serial port is pn532:\(text) (or libnfc:pn532_uart:\(text))"
+            } else if rest == nil && (text.hasSuffix(".jsonl") || text.hasSuffix(".trace")) {
+                // A file given as the device: say which kind reads it.
+                hint = "; a trace is replayed with replay:\(text)"
+            } else if rest == nil && (text.hasSuffix(".json") || text.hasSuffix(".nfc") || text.hasSuffix(".xml") || text.contains("/")) {
+                hint = "; a card image is read with virtual:\(text) (a trace is replayed with replay:<file>)"
             } else if let near = Suggestion.nearest(String(kind), Self.kinds) {
                 hint = "; did you mean \(near)\(rest.map { ":\($0)" } ?? "")?"
             }

@@ -148,7 +148,7 @@ public struct HostSnapshot: Sendable {
                 ?? (host.exists("/usr/sbin/pcscd") ? Installed(version: nil, source: "/usr/sbin/pcscd") : nil),
             ccid: dpkg["libccid"].map { Installed(version: $0, source: "Debian package libccid") }
                 ?? (host.exists("/usr/lib/pcsc/drivers/ifd-ccid.bundle") ? Installed(version: nil, source: "/usr/lib/pcsc/drivers/ifd-ccid.bundle") : nil),
-            blacklist: readBlacklist(host),
+            blacklist: packagedBlacklist(host, readBlacklist(host)),
             udevRules: readUdevRules(host),
             felicaPackage: dpkg[PackagedFiles.package],
             pcscdSocket: host.exists("/run/pcscd/pcscd.comm"),
@@ -269,6 +269,21 @@ public struct HostSnapshot: Sendable {
         if let colon = s.firstIndex(of: ":") { s = s[s.index(after: colon)...] }
         if let dash = s.lastIndex(of: "-") { s = s[..<dash] }
         return String(s)
+    }
+
+    /// `found`, with port100's file named as the felica package lists it (dpkg's
+    /// info/felica.list) when that file blacklists it: with /lib a link to /usr/lib, the same
+    /// file is found under both names, and the package's own is the one its docs give.
+    static func packagedBlacklist(_ host: HostFiles, _ found: [String: String]) -> [String: String] {
+        var out = found
+        guard let list = host.read("/var/lib/dpkg/info/\(PackagedFiles.package).list"),
+              let path = list.split(separator: "\n").map(String.init).first(where: { $0.hasSuffix("/modprobe.d/felica.conf") }),
+              let current = found["port100"], current.hasSuffix("/modprobe.d/felica.conf"),
+              let text = host.read(path),
+              text.split(separator: "\n").contains(where: { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) == ["blacklist", "port100"] })
+        else { return found }
+        out["port100"] = path
+        return out
     }
 
     public static func readBlacklist(_ host: HostFiles) -> [String: String] {

@@ -45,7 +45,7 @@ public final class PN532Server: Sendable {
             if lstat(link, &st) == 0 {
                 guard st.st_mode & S_IFMT == S_IFLNK else {
                     Self.closeAll(terminal, fds)
-                    throw FeliCaError(.badInput, "--link \(link): a file of that name exists and is not a symlink; choose another path")
+                    throw FeliCaError(.badInput, "\(link): a file of that name exists and is not a symlink; choose another path")
                 }
                 // Only a link an emulator left behind is replaced: one to a terminal that is
                 // gone, or to the one just opened here (the kernel hands a freed terminal's
@@ -56,14 +56,14 @@ public final class PN532Server: Sendable {
                 guard let target, target.hasPrefix("/dev/pts/"), target == terminal.path || access(target, F_OK) != 0 else {
                     Self.closeAll(terminal, fds)
                     let what = target.map { $0.hasPrefix("/dev/pts/") ? "a link to \($0), a terminal in use (another emulator's?)" : "a link to \($0), not an emulator's" } ?? "a link"
-                    throw FeliCaError(.badInput, "--link \(link): the path exists (\(what)); choose another path, or remove it if it is stale")
+                    throw FeliCaError(.badInput, "\(link): the path exists (\(what)); choose another path, or remove it if it is stale")
                 }
                 unlink(link)
             }
             guard symlink(terminal.path, link) == 0 else {
                 let reason = String(cString: strerror(errno))
                 Self.closeAll(terminal, fds)
-                throw FeliCaError(.badInput, "--link \(link): cannot create the symlink (\(reason))")
+                throw FeliCaError(.badInput, "\(link): cannot create the symlink (\(reason))")
             }
         }
         self.link = link

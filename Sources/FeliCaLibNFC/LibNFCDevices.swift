@@ -118,11 +118,11 @@ enum LibNFCDiagnosis {
                 reasons.append("LIBNFC_AUTO_SCAN=\(scan) is set, so libnfc does not look for readers itself")
             }
             if connstring == nil {
-                reasons.append("libnfc finds USB readers by itself, but serial boards only when named: use --device libnfc:pn532_uart:/dev/ttyUSB0 or set LIBNFC_DEVICE")
+                reasons.append("libnfc finds USB readers by itself, but serial boards only when named: give a connection string such as pn532_uart:/dev/ttyUSB0, or set LIBNFC_DEVICE")
             }
             reasons.append("USB readers need permission for their /dev/bus/usb node (libnfc's udev rules, or run as a member of the plugdev group)")
         }
-        return reasons.joined(separator: "; ") + ". To try the tool without a reader: --device virtual:suica"
+        return reasons.joined(separator: "; ") + "."
     }
 
     /// The tty path of a serial connection string (`pn532_uart:/dev/ttyUSB0[:115200]`).

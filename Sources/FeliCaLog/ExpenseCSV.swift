@@ -1,3 +1,4 @@
+import FeliCaCards
 /// CSV of kept records for a spreadsheet or an expense claim (RFC 4180): a header row,
 /// fields quoted when they hold a comma, a quote or a line break.
 ///
@@ -42,7 +43,7 @@ public struct ExpenseCSV {
     /// The header of every export.
     public static let columns = ["date", "time", "type", "from", "to", "amount", "balance", "sequence", "card", "purse", "detail"]
     /// The record types the month totals add up.
-    static let summed: Set<String> = ["transit", "charge", "purchase"]
+    static let summed: Set<TransactionKind> = [.transit, .charge, .purchase]
     /// The columns ``summary`` adds.
     public static let summaryColumns = ["fares", "charges", "purchases"]
 
@@ -56,23 +57,24 @@ public struct ExpenseCSV {
 
     /// One record; records come oldest first for the month totals to be right.
     public mutating func add(_ r: KeptRecord) throws {
-        let key = try enter(month: String(r.date.prefix(7)), card: r.card, purse: r.purse)
+        let day = r.dayText, card = r.card.hex, purse = r.purse.rawValue
+        let key = try enter(month: String(day.prefix(7)), card: card, purse: purse)
         if let amount = r.amount {
-            switch r.type {
-            case "transit": totals[key]!.fares -= amount
-            case "charge": totals[key]!.charges += amount
-            case "purchase": totals[key]!.purchases -= amount
+            switch r.kind {
+            case .transit: totals[key]!.fares -= amount
+            case .charge: totals[key]!.charges += amount
+            case .purchase: totals[key]!.purchases -= amount
             default: break
             }
-        } else if summary, Self.summed.contains(r.type) {
+        } else if summary, Self.summed.contains(r.kind) {
             // Left out of the month's total, which must say so: the oldest record on a card,
             // or one whose previous balance is not on the card, has no known amount.
-            let note = "the amount of the \(r.type) on \(r.date)" + (r.sequence.map { " (sequence \($0))" } ?? "") + " is unknown"
+            let note = "the amount of the \(r.kind.rawValue) on \(day)" + (r.sequence.map { " (sequence \($0))" } ?? "") + " is unknown"
             totals[key]!.missing.append(note)
-            incomplete.append("card \(r.card) \(r.purse): \(note), so the \(String(r.date.prefix(7))) total leaves it out")
+            incomplete.append("card \(card) \(purse): \(note), so the \(String(day.prefix(7))) total leaves it out")
         }
-        try row([r.date, r.time ?? "", r.type, r.from ?? "", r.to ?? "", r.amount.map(String.init) ?? "", String(r.balance),
-                 r.sequence.map(String.init) ?? "", r.card, r.purse, r.detail])
+        try row([day, r.timeText ?? "", r.kind.rawValue, r.from ?? "", r.to ?? "", r.amount.map(String.init) ?? "", String(r.balance),
+                 r.sequence.map(String.init) ?? "", card, purse, r.detail])
     }
 
     /// A `gap` row dated `date` (in order among the records): records of the gap's purse that

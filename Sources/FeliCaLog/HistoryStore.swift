@@ -1,3 +1,5 @@
+import FeliCa
+import FeliCaCards
 import FeliCaFiles
 
 #if canImport(Glibc)
@@ -404,7 +406,7 @@ public final class HistoryStore {
                     if kept == r.fingerprint {
                         result.alreadyKept += 1
                     } else {
-                        result.conflicts.append("\(profile) sequence \(r.sequence.map(String.init) ?? "-") of \(r.date): the kept record differs from the one read; the kept one stays")
+                        result.conflicts.append("\(profile) sequence \(r.sequence.map(String.init) ?? "-") of \(r.dayText): the kept record differs from the one read; the kept one stays")
                     }
                     continue
                 }
@@ -420,7 +422,7 @@ public final class HistoryStore {
                 step()
                 try insert.run([
                     .text(reading.card), .text(profile), .text(key), ordinal.map { .int($0) }, r.sequence.map { .int($0) },
-                    .text(r.date), r.time.map { .text($0) }, .text(r.type), .text(r.detail), r.from.map { .text($0) },
+                    .text(r.dayText), r.timeText.map { .text($0) }, .text(r.kind.rawValue), .text(r.detail), r.from.map { .text($0) },
                     r.to.map { .text($0) }, r.amount.map { .int($0) }, .int(r.balance), .text(r.fingerprint), .int(id),
                 ])
             }
@@ -460,20 +462,26 @@ public final class HistoryStore {
 
     /// Which records to list.
     public struct Query: Sendable {
-        /// IDm hex (any case); nil for every card.
-        public var card: String?
-        /// The purse (`transit-ic`, `edy`, `nanaco`, `waon`); nil for every purse.
-        public var purse: String?
-        /// First day, `YYYY-MM-DD`, inclusive.
-        public var from: String?
-        /// Last day, `YYYY-MM-DD`, inclusive.
-        public var to: String?
+        /// The card; nil for every card.
+        public var card: IDm?
+        /// The purse; nil for every purse.
+        public var purse: PurseProfile?
+        /// First day, inclusive (its time of day, if any, is not looked at).
+        public var from: CardDate?
+        /// Last day, inclusive (its time of day, if any, is not looked at).
+        public var to: CardDate?
         /// Newest first (else oldest first).
         public var newestFirst: Bool
 
         /// Every record, oldest first, unless narrowed.
-        public init(card: String? = nil, purse: String? = nil, from: String? = nil, to: String? = nil, newestFirst: Bool = false) {
+        public init(card: IDm? = nil, purse: PurseProfile? = nil, from: CardDate? = nil, to: CardDate? = nil, newestFirst: Bool = false) {
             self.card = card; self.purse = purse; self.from = from; self.to = to; self.newestFirst = newestFirst
+        }
+
+        /// The query's values as the database holds them: card, first day, last day, purse.
+        var boundValues: [SQLValue?] {
+            [card.map { .text($0.hex.lowercased()) }, from.map { .text($0.isoDate) }, to.map { .text($0.isoDate) },
+             purse.map { .text($0.rawValue) }]
         }
     }
 
@@ -488,14 +496,27 @@ public final class HistoryStore {
             WHERE (?1 IS NULL OR card = ?1) AND (?2 IS NULL OR date >= ?2) AND (?3 IS NULL OR date <= ?3) AND (?4 IS NULL OR purse = ?4)
             ORDER BY date \(order), card \(order), purse \(order), ordinal \(order), coalesce(time, '') \(order)
             """)
-        try s.bind([query.card.map { .text($0.lowercased()) }, query.from.map { .text($0) }, query.to.map { .text($0) },
-                    query.purse.map { .text($0) }])
+        try s.bind(query.boundValues)
         defer { s.reset() }
         while try s.step() {
-            try body(KeptRecord(card: s.text(0) ?? "", purse: s.text(1) ?? "", sequence: s.int(2), date: s.text(3) ?? "",
-                                time: s.text(4), type: s.text(5) ?? "", detail: s.text(6) ?? "", from: s.text(7), to: s.text(8),
-                                amount: s.int(9), balance: s.int(10) ?? 0))
+            try body(try keptRecord(s))
         }
+    }
+
+    /// The typed record of a `records` row: text becomes types here, and a row no version of
+    /// this program wrote is an error naming it (the file was changed by hand or by another
+    /// program).
+    private func keptRecord(_ s: SQLiteConnection.Statement) throws(HistoryError) -> KeptRecord {
+        let cardText = s.text(0) ?? "", purseText = s.text(1) ?? "", day = s.text(3) ?? "", time = s.text(4), kindText = s.text(5) ?? ""
+        let row = "a record of card \(cardText) \(purseText) on \(day)"
+        guard let card = try? IDm(hex: cardText) else { throw HistoryError(.notOurs, "\(path): \(row) names no card (\"\(cardText)\" is not 16 hex digits)") }
+        guard let purse = PurseProfile(rawValue: purseText) else { throw HistoryError(.notOurs, "\(path): \(row) has a purse this version does not know") }
+        guard let date = CardDate(keptDay: day, time: time, utcOffsetMinutes: purse.utcOffsetMinutes) else {
+            throw HistoryError(.notOurs, "\(path): \(row) has a day or time that is not one (\"\(day)\" \"\(time ?? "")\")")
+        }
+        guard let kind = TransactionKind(rawValue: kindText) else { throw HistoryError(.notOurs, "\(path): \(row) has a type this version does not know (\"\(kindText)\")") }
+        return KeptRecord(card: card, purse: purse, sequence: s.int(2), date: date, kind: kind, detail: s.text(6) ?? "",
+                          from: s.text(7), to: s.text(8), amount: s.int(9), balance: s.int(10) ?? 0)
     }
 
     /// The records the query selects, as an array.
@@ -506,7 +527,7 @@ public final class HistoryStore {
     }
 
     /// Gaps recorded for the query's card (every card when nil), oldest first.
-    public func gaps(card: String? = nil) throws(HistoryError) -> [Gap] {
+    public func gaps(card: IDm? = nil) throws(HistoryError) -> [Gap] {
         try gaps(Query(card: card)).map {
             var g = $0
             g.afterDate = nil
@@ -528,14 +549,14 @@ public final class HistoryStore {
                     AND r.reading = g.reading ORDER BY r.ordinal LIMIT 1)
             FROM gaps g WHERE (?1 IS NULL OR g.card = ?1) AND (?2 IS NULL OR g.purse = ?2) ORDER BY g.id
             """)
-        try s.bind([query.card.map { .text($0.lowercased()) }, query.purse.map { .text($0) }])
+        try s.bind(Array(query.boundValues.prefix(1)) + [query.boundValues[3]])
         defer { s.reset() }
         var out: [Gap] = []
         while try s.step() {
             let g = Gap(card: s.text(0) ?? "", purse: s.text(1) ?? "", afterSequence: s.int(2) ?? 0,
                         beforeSequence: s.int(3) ?? 0, missing: s.int(4) ?? 0, afterDate: s.text(5), beforeDate: s.text(6))
-            if let to = query.to, let after = g.afterDate, after > to { continue }
-            if let from = query.from, let before = g.beforeDate, before < from { continue }
+            if let to = query.to?.isoDate, let after = g.afterDate, after > to { continue }
+            if let from = query.from?.isoDate, let before = g.beforeDate, before < from { continue }
             out.append(g)
         }
         return out

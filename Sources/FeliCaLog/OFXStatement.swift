@@ -36,15 +36,15 @@ public struct OFXStatement {
 
     /// One record; records come oldest first.
     public mutating func add(_ r: KeptRecord) {
-        let i = account(r.card, r.purse)
-        let record = "the record of \(r.date)\(r.sequence.map { " (sequence \($0))" } ?? "")"
+        let i = account(r.card.hex, r.purse.rawValue)
+        let record = "the record of \(r.dayText)\(r.sequence.map { " (sequence \($0))" } ?? "")"
         if r.amount == nil && accounts[i].records.isEmpty {
             // The oldest record kept: its balance opens the statement.
             accounts[i].notes.append("\(record) opens the statement: its amount is not known (no older record was read), its balance \(r.balance) is where the statement starts")
         } else if r.amount == nil {
             let note = "\(record) has no known amount: left out"
             accounts[i].notes.append(note)
-            incomplete.append("card \(r.card) \(r.purse): \(note)")
+            incomplete.append("card \(r.card.hex) \(r.purse.rawValue): \(note)")
         }
         accounts[i].records.append(r)
     }
@@ -109,8 +109,8 @@ public struct OFXStatement {
         out += "<STMTRS><CURDEF>\(currency.code)</CURDEF>\n"
         out += "<BANKACCTFROM><BANKID>\(Self.bankID(a.purse))</BANKID><ACCTID>\(Self.escaped(a.card))</ACCTID><ACCTTYPE>CHECKING</ACCTTYPE></BANKACCTFROM>\n"
         for note in a.notes { out += "<!-- incomplete: \(Self.comment(note)) -->\n" }
-        let first = (dated.first ?? a.records.first).map { Self.day($0.date) } ?? String(generatedAt.prefix(8))
-        let last = a.records.last.map { Self.day($0.date) } ?? String(generatedAt.prefix(8))
+        let first = (dated.first ?? a.records.first).map { Self.day($0.dayText) } ?? String(generatedAt.prefix(8))
+        let last = a.records.last.map { Self.day($0.dayText) } ?? String(generatedAt.prefix(8))
         out += "<BANKTRANLIST><DTSTART>\(first)</DTSTART><DTEND>\(last)</DTEND>\n"
         var seen: [String: Int] = [:]
         for r in dated {
@@ -120,13 +120,13 @@ public struct OFXStatement {
             if seen[fitid]! > 1 { fitid += "-\(seen[fitid]!)" }
             let name = Self.name(r)
             out += "<STMTTRN><TRNTYPE>\(amount < 0 ? "DEBIT" : "CREDIT")</TRNTYPE>"
-            out += "<DTPOSTED>\(Self.day(r.date))\(Self.clock(r.time))\(zone)</DTPOSTED>"
+            out += "<DTPOSTED>\(Self.day(r.dayText))\(Self.clock(r.timeText))\(zone)</DTPOSTED>"
             out += "<TRNAMT>\(Self.amount(amount, currency))</TRNAMT><FITID>\(Self.escaped(fitid))</FITID>"
             out += "<NAME>\(Self.escaped(String(name.prefix(32))))</NAME><MEMO>\(Self.escaped(String(Self.memo(r).prefix(255))))</MEMO></STMTTRN>\n"
         }
         out += "</BANKTRANLIST>\n"
         if let newest = a.records.last {
-            out += "<LEDGERBAL><BALAMT>\(Self.amount(newest.balance, currency))</BALAMT><DTASOF>\(Self.day(newest.date))\(Self.clock(newest.time))\(zone)</DTASOF></LEDGERBAL>\n"
+            out += "<LEDGERBAL><BALAMT>\(Self.amount(newest.balance, currency))</BALAMT><DTASOF>\(Self.day(newest.dayText))\(Self.clock(newest.timeText))\(zone)</DTASOF></LEDGERBAL>\n"
         }
         out += "</STMTRS></STMTTRNRS>\n"
         return out
@@ -136,8 +136,9 @@ public struct OFXStatement {
     /// that numbers no records.
     static func fitid(_ r: KeptRecord) -> String {
         // The day too: a 16-bit sequence number comes round again after years of use.
-        if let s = r.sequence { return "\(r.card)-\(r.purse)-\(s)-\(day(r.date))" }
-        return "\(r.card)-\(r.purse)-\(day(r.date))\(clock(r.time))-\(r.balance)"
+        let card = r.card.hex, purse = r.purse.rawValue
+        if let s = r.sequence { return "\(card)-\(purse)-\(s)-\(day(r.dayText))" }
+        return "\(card)-\(purse)-\(day(r.dayText))\(clock(r.timeText))-\(r.balance)"
     }
 
     /// The purse as a bank id (at most 9 characters).
@@ -157,7 +158,7 @@ public struct OFXStatement {
     }
 
     static func memo(_ r: KeptRecord) -> String {
-        [r.type, r.detail, r.from, r.to].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: "; ")
+        [r.kind.rawValue, r.detail, r.from, r.to].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: "; ")
     }
 
     /// `2026-11-30` → `20261130`.

@@ -82,7 +82,7 @@ public struct Reading: Sendable {
     }
 
     private static func identity(_ r: KeptRecord) -> String {
-        r.purse + "|" + (r.sequence.map(String.init) ?? "-") + "|" + r.fingerprint
+        r.purse.rawValue + "|" + (r.sequence.map(String.init) ?? "-") + "|" + r.fingerprint
     }
 
     /// Sequence numbers wrap at this value (`PurseProfile.sequenceModulus`).

@@ -115,7 +115,7 @@ public struct OrderBenchmark: Sendable {
     }
 }
 
-/// Position lists as given to `--positions`: `0-150`, `0,1,2,148-150`.
+/// Position lists: `0-150`, `0,1,2,148-150`.
 public enum PositionList {
     /// Largest position accepted (a list longer than any reader session).
     public static let maximum = 1_000
@@ -127,13 +127,13 @@ public enum PositionList {
         for item in items {
             let parts = item.split(separator: "-", omittingEmptySubsequences: false)
             guard (1...2).contains(parts.count), let a = Int(parts[0]), let b = Int(parts[parts.count - 1]) else {
-                throw FeliCaError(.invalidArgument, "--positions: \"\(item)\" is not a position or a range like 0-150")
+                throw FeliCaError(.invalidArgument, "\"\(item)\" is not a position or a range like 0-150")
             }
             guard a >= 0, b <= maximum else {
-                throw FeliCaError(.invalidArgument, "--positions: \"\(item)\" is outside 0-\(maximum)")
+                throw FeliCaError(.invalidArgument, "\"\(item)\" is outside 0-\(maximum)")
             }
             guard a <= b else {
-                throw FeliCaError(.invalidArgument, "--positions: range \"\(item)\" runs backwards")
+                throw FeliCaError(.invalidArgument, "range \"\(item)\" runs backwards")
             }
             for p in a...b { out.insert(p) }
         }

@@ -53,9 +53,9 @@ public struct OrderProblem: Sendable {
         var predecessors = [[Int]](repeating: [], count: codes.count)
         for (a, b) in precedence {
             guard let i = codes.firstIndex(of: a), let j = codes.firstIndex(of: b) else {
-                throw FeliCaError(.invalidArgument, "--before \(a):\(b): both codes must be among the codes to order (\(codes.map(\.description).joined(separator: ", ")))")
+                throw FeliCaError(.invalidArgument, "\(a):\(b): both codes must be among the codes to order (\(codes.map(\.description).joined(separator: ", ")))")
             }
-            guard i != j else { throw FeliCaError(.invalidArgument, "--before \(a):\(b): a code cannot come before itself") }
+            guard i != j else { throw FeliCaError(.invalidArgument, "\(a):\(b): a code cannot come before itself") }
             if !predecessors[j].contains(i) { predecessors[j].append(i) }
         }
         // Kahn's algorithm: every code must become placeable, else the pairs form a cycle.
@@ -69,7 +69,7 @@ public struct OrderProblem: Sendable {
             }
         }
         if let stuck = codes.indices.first(where: { !placed[$0] }) {
-            throw FeliCaError(.invalidArgument, "--before: the order constraints form a cycle (through \(codes[stuck]))")
+            throw FeliCaError(.invalidArgument, "the order constraints form a cycle (through \(codes[stuck]))")
         }
         self.codes = codes
         self.population = population

@@ -65,7 +65,7 @@ public enum SystemCodeList {
 
     /// Parses comma- or space-separated codes (hex or names); wildcards and repeats are refused, since
     /// Core NFC takes neither (Apple: "Each system code must be a discrete value").
-    public static func parse(_ text: String, what: String = "--codes") throws(FeliCaError) -> [SystemCode] {
+    public static func parse(_ text: String, what: String = "system codes") throws(FeliCaError) -> [SystemCode] {
         var out: [SystemCode] = []
         let items = text.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
         guard !items.isEmpty else { throw FeliCaError(.invalidArgument, "\(what): no system codes given") }

@@ -4,6 +4,7 @@ import FeliCaDevices
 import FeliCaCLI
 import FeliCaEmulators
 import FeliCaSimulation
+import FeliCaCards
 
 /// Entry point of `felica-sim`: stand-ins for readers, served to the real stacks.
 public enum FeliCaSimCommandLine {

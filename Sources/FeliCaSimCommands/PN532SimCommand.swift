@@ -8,6 +8,7 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+import FeliCaCards
 #endif
 
 /// `felica-sim pn532`: a PN532 board on a pseudo-terminal, with a virtual card in its field.
@@ -73,7 +74,16 @@ struct PN532SimCommand: CLICommand {
         if let removeAfter { virtual?.removeAfter(exchanges: removeAfter) }
         // SIGUSR1 puts the card back.
         if let virtual { SignalHandling.handle(SIGUSR1) { _ in virtual.isPresent = true } }
-        let server = try PN532Server(card: virtual, options: .init(timing: timing != nil, faults: faults, taps: taps), link: link)
+        let opened = Result { () throws(FeliCaError) -> PN532Server in
+            try PN532Server(card: virtual, options: .init(timing: timing != nil, faults: faults, taps: taps), link: link)
+        }
+        let server: PN532Server
+        switch opened {
+        case .success(let s): server = s
+        // The server names the path; the option is ours to name.
+        case .failure(let e) where e.code == .badInput && link != nil: throw FeliCaError(e.code, "--link " + e.reason)
+        case .failure(let e): throw e
+        }
         server.start()
         console.line(server.connectionString)
         console.diag("PN532 emulator on \(server.path)\(link.map { " (link \($0))" } ?? "") with \(card.map { "card \($0)" } ?? "no card")\(timing.map { ", rf timing (card: \($0.rawValue))" } ?? ""); stop with Ctrl-C")

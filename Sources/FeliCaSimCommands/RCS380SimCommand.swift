@@ -7,6 +7,7 @@ import FeliCaSimulation
 
 #if canImport(Glibc)
 import Glibc
+import FeliCaCards
 #endif
 
 /// `felica-sim rcs380`: runs a command with an emulated Sony RC-S380 on its USB bus.

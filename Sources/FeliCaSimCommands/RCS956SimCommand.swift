@@ -4,6 +4,7 @@ import FeliCaDevices
 import FeliCaEmulators
 import FeliCaCLI
 import FeliCaSimulation
+import FeliCaCards
 
 /// `felica-sim rcs956`: runs a command with an emulated Sony RC-S360 (RC-S956 chip) on its
 /// USB bus, which libnfc's `pn53x_usb` driver finds and drives.

@@ -8,6 +8,7 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+import FeliCaCards
 #endif
 
 /// `felica-sim vpcd`: a virtual FeliCa card in pcscd's vsmartcard-vpcd reader.

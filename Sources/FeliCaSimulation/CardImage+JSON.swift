@@ -1,5 +1,4 @@
 import FeliCa
-import FeliCaCards
 import FeliCaJSON
 
 #if canImport(Glibc)

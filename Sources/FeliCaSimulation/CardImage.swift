@@ -1,5 +1,4 @@
 import FeliCa
-import FeliCaCards
 import FeliCaJSON
 
 /// A whole card as data: the `felica-card/1` format that `felica dump --json` writes and
@@ -141,12 +140,6 @@ public struct CardImage: Hashable, Sendable {
         var out: [SystemCode: [NodeCode]] = [:]
         for s in systems { out[s.code, default: []] += s.areas.map(\.code) + s.services.map(\.code) }
         return out
-    }
-
-    /// The brand of the transit IC card this image holds (`PASMO`), told by the areas and
-    /// services of its system 0003 (`TransitIssuer`); nil when they tell no single brand.
-    public var transitIssuer: String? {
-        nodesBySystem[TransitIssuer.system].flatMap { TransitIssuer.brand(nodes: $0) }
     }
 
     /// The PMm of system `index`.

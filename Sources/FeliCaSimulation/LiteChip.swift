@@ -1,5 +1,4 @@
 import FeliCa
-import FeliCaCards
 import FeliCaSecurity
 
 /// How a FeliCa Lite (RC-S965) or Lite-S (RC-S966) answers Read and Write Without

@@ -1,5 +1,4 @@
 import FeliCa
-import FeliCaCards
 import FeliCaJSON
 
 /// Metrodroid (and FareBot) JSON exports of FeliCa cards, read into card images and written

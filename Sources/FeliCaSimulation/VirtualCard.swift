@@ -63,15 +63,6 @@ public final class VirtualCard: Sendable {
         bitRates.contains(rate) ? respond(to: packet) : nil
     }
 
-    /// A built-in sample card by name, or a card image file by path.
-    public static func named(_ nameOrPath: String, timing: CardTiming = .typical) throws(FeliCaError) -> VirtualCard {
-        if let image = SampleCards.image(named: nameOrPath) { return VirtualCard(image: image, timing: timing) }
-        if !CardImage.isImagePath(nameOrPath) {
-            throw FeliCaError(.badInput, "no built-in card named \"\(nameOrPath)\" (built-in: \(SampleCards.names.joined(separator: ", "))); a card image path must contain '/' or end in .json or .nfc")
-        }
-        return VirtualCard(image: try CardImage.load(path: nameOrPath), timing: timing)
-    }
-
     /// The card's current contents (writes included).
     public var image: CardImage { state.withLock { $0.image } }
 

@@ -5,6 +5,7 @@ import FeliCaEmulators
 import FeliCaSimulation
 import Foundation
 import Testing
+import FeliCaCards
 
 /// The host side going away: a `felica` killed (Ctrl-C, SIGKILL) in the middle of an
 /// exchange leaves the PN532 working on a command whose reply nobody reads.

@@ -3,6 +3,7 @@ import FeliCaReaderCodecs
 import FeliCaEmulators
 import FeliCaSimulation
 import Testing
+import FeliCaCards
 
 @Suite("card taps in the PN532 emulator")
 struct TapTests {

@@ -5,6 +5,7 @@ import FeliCaSimulation
 import Foundation
 import Synchronization
 import Testing
+import FeliCaCards
 
 @Suite("Waiting for a card", .serialized)
 struct CardWaitTests {

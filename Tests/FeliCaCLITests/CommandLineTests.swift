@@ -96,6 +96,18 @@ import Testing
         #expect(r.stderr.contains("did you mean 'nanaco'?"), "\(r.stderr)")
     }
 
+    /// The emulator's server names the path it cannot link; felica-sim names the option.
+    @Test func aLinkOverAFileIsRefusedNamingTheOption() throws {
+        let path = temporaryPath("not-a-link")
+        _ = creat(path, 0o600)
+        defer { unlink(path) }
+        let r = try run(["pn532", "--card", "suica", "--link", path], executable: "felica-sim")
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("--link \(path): a file of that name exists and is not a symlink"), "\(r.stderr)")
+        var st = stat()
+        #expect(lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFREG)
+    }
+
     @Test(arguments: [40, 60, 100, 200])
     func helpIsWrappedToColumns(_ columns: Int) throws {
         for args in [["--help"], ["bench", "order", "--help"], ["order", "--help"], ["poll", "--help"]] {

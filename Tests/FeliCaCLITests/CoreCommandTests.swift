@@ -2,6 +2,7 @@ import FeliCaEmulators
 import FeliCaSimulation
 import Foundation
 import Testing
+import FeliCaCards
 
 @Test(arguments: [
     ["poll", "--json"], ["poll"], ["dump"], ["dump", "--json"], ["read", "--service", "090f", "--blocks", "0-2"],

@@ -394,6 +394,8 @@ func doctor(_ tree: FakeTree, _ extra: [String] = []) throws -> DoctorResult {
         let tree = try FakeTree("bare")
         try tree.remove("/sys")
         let r = try doctor(tree)
+        // The poll names what is known: USB could not be listed, not that no reader is there.
+        #expect(r.the("poll", "problem")?.summary == "no reader to poll: USB readers cannot be listed here, and neither libnfc nor PC/SC lists one")
         let w = r.the("usb", "warning")
         #expect(w?.summary == "cannot read /sys/bus/usb/devices, so USB readers cannot be listed (no sysfs: a container or not Linux?)")
         #expect(w?.fix == "run `felica doctor` on the machine the reader is plugged into (or give the container /sys and the reader's /dev/bus/usb node)")
@@ -451,6 +453,16 @@ func doctor(_ tree: FakeTree, _ extra: [String] = []) throws -> DoctorResult {
         #expect(r.status == 0)
         #expect(r.the("setup", "ok")?.summary == "udev rule /usr/lib/udev/rules.d/60-felica.rules gives the user at the seat and group plugdev access to 9 reader models; port100 is blacklisted (/usr/lib/modprobe.d/felica.conf) (package felica 0.1.0)")
         #expect(r.findings.allSatisfy { $0.verdict == "ok" }, "\(r.findings)")
+    }
+
+    /// The blacklist is named where the package put it (dpkg's list), though /usr/lib finds
+    /// it first when /lib is a link to it (Debian 12 ships it in /lib/modprobe.d).
+    @Test func theBlacklistIsNamedAsThePackageListsIt() throws {
+        let tree = try packagedTree()
+        try tree.write("/lib/modprobe.d/felica.conf", "# from felica\nblacklist port100\n")
+        try tree.write("/var/lib/dpkg/info/felica.list", "/.\n/lib\n/lib/modprobe.d\n/lib/modprobe.d/felica.conf\n/usr/lib/udev/rules.d/60-felica.rules\n")
+        let r = try doctor(tree)
+        #expect(r.the("setup", "ok")?.summary.contains("port100 is blacklisted (/lib/modprobe.d/felica.conf) (package felica 0.1.0)") == true, "\(r.findings)")
     }
 
     /// A copy in /etc replaces the packaged file of the same name, as udev does.

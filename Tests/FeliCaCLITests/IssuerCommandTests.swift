@@ -2,6 +2,7 @@ import FeliCa
 import FeliCaSimulation
 import Foundation
 import Testing
+import FeliCaCards
 
 /// The transit brand named on the command line: through the real libnfc stack on the PN532
 /// emulator, and from a card image without asking the card.

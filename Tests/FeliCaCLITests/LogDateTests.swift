@@ -1,7 +1,7 @@
 @testable import FeliCaCLI
 import Testing
 
-/// `log --from/--to`: whole days and months, checked before they are compared as text.
+/// `log --from/--to`: whole days and months, checked, as the days of a query.
 @Test(arguments: [
     ("2026-11-05", false, "2026-11-05"),
     ("2026-11", false, "2026-11-01"),
@@ -10,7 +10,7 @@ import Testing
     ("2025-02", true, "2025-02-28"),
 ])
 func logDatesBecomeDays(_ text: String, _ endOfMonth: Bool, _ expected: String) throws {
-    #expect(try HistoryOptions.day(text, option: "from", endOfMonth: endOfMonth) == expected)
+    #expect(try HistoryOptions.day(text, option: "from", endOfMonth: endOfMonth).isoDate == expected)
 }
 
 @Test(arguments: ["+202-01", "2026-+1", "2026-1", "2026-13", "2026-02-30", "2026-11-5", "26-11-05", "2026/11/05", "", "2026-11-05-01", "２０２６-11"])

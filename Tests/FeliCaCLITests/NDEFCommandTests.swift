@@ -3,6 +3,7 @@ import FeliCaEmulators
 import FeliCaSimulation
 import Foundation
 import Testing
+import FeliCaCards
 
 // `felica ndef` and the Lite-S profile on the command line: the virtual card, and the real
 // libnfc stack on the PN532 emulator printing exactly the same.

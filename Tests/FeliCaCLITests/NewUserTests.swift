@@ -153,6 +153,13 @@ func aPathThatIsNotUTF8IsRefused(_ line: String) throws {
      "Error: option '--system-code': \"fe001\" is too long for a system code (4 hex digits, e.g. 0003 or fe00)"),
     (["read", "--service", "090f0", "--device", "virtual:suica"], 64,
      "Error: option '--service': \"090f0\" is too long for a service code (4 hex digits, e.g. 090f)"),
+    // A file given as the device: which kind reads it.
+    (["balance", "--device", "card.json"], 64,
+     "Error: --device 'card.json': 'card.json' is not a kind of device (libnfc[:<connstring>], pn532:<port>, pcsc[:<reader>], usb[:<vid>:<pid>|:<bus>:<address>], virtual:<card>, replay:<trace>); a card image is read with virtual:card.json (a trace is replayed with replay:<file>)"),
+    (["balance", "--device", "balance.jsonl"], 64,
+     "Error: --device 'balance.jsonl': 'balance.jsonl' is not a kind of device (libnfc[:<connstring>], pn532:<port>, pcsc[:<reader>], usb[:<vid>:<pid>|:<bus>:<address>], virtual:<card>, replay:<trace>); a trace is replayed with replay:balance.jsonl"),
+    (["balance", "--device", "/dev/ttyUSB0"], 64,
+     "Error: --device '/dev/ttyUSB0': '/dev/ttyUSB0' is not a kind of device (libnfc[:<connstring>], pn532:<port>, pcsc[:<reader>], usb[:<vid>:<pid>|:<bus>:<address>], virtual:<card>, replay:<trace>); a PN532 board on a serial port is pn532:/dev/ttyUSB0 (or libnfc:pn532_uart:/dev/ttyUSB0)"),
 ] as [([String], Int32, String)])
 func mistakesAreNamed(_ args: [String], _ status: Int32, _ message: String) throws {
     let r = try run(args)
@@ -196,4 +203,19 @@ func mistakesAreNamed(_ args: [String], _ status: Int32, _ message: String) thro
     #expect(!r.stderr.contains("\u{FFFD}"), "\(r.stderr)")
     let doctor = try shell("FELICA_DEVICE=\"virtual:$(printf 'caf\\351.json')\" LIBNFC_AUTO_SCAN=false felica doctor --root \"$PWD\" --json", in: dir)
     #expect(doctor.stdout.contains("FELICA_DEVICE ('virtual:caf\\\\xE9.json') is not valid UTF-8"), "\(doctor.stdout)")
+}
+
+// MARK: - felica-sim vpcd ends on a signal
+
+/// `felica-sim vpcd` started in the background of a script (where the shell leaves SIGINT
+/// ignored) stops on SIGINT and SIGTERM alike: the "stopped" line, exit 0. Nothing listens
+/// on port 1, so it is still trying to reach vpcd when the signal comes.
+@Test(arguments: ["INT", "TERM"])
+func vpcdStopsOnASignalInTheBackground(_ signal: String) throws {
+    let dir = try scratchDirectory("vpcd-\(signal)")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let r = try shell("felica-sim vpcd --card suica --port 1 --wait 60 2>err & pid=$!; sleep 1.5; kill -\(signal) $pid; wait $pid; echo $?; cat err", in: dir)
+    let word = signal == "INT" ? "interrupt" : "terminate"
+    #expect(r.stdout.hasPrefix("0\n"), "\(r.stdout)")
+    #expect(r.stdout.contains("\nfelica-sim vpcd: stopped (\(word)) after 0 exchanges\n"), "\(r.stdout)")
 }

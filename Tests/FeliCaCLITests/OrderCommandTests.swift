@@ -187,7 +187,7 @@ import Testing
         (["order", "--codes", "0003,ffff"], "Error: --codes: item 2 FFFF is a wildcard"),
         (["order", "--codes", "0003,0003"], "Error: --codes: 0003 is listed twice"),
         (["order", "--json", "--plist"], "Error: choose one of '--json' and '--plist'"),
-        (["order", "--codes", "0003", "--before", "0003:fe00"], "Error: --before 0003:FE00: both codes must be among the codes to order"),
+        (["order", "--codes", "0003", "--before", "0003:fe00"], "Error: --before: 0003:FE00: both codes must be among the codes to order"),
     ] as [([String], String)])
     func usageErrors(_ args: [String], _ message: String) throws {
         let r = try run(args)

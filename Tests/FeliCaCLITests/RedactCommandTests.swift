@@ -3,6 +3,7 @@ import FeliCaJSON
 import FeliCaSimulation
 import Foundation
 import Testing
+import FeliCaCards
 
 /// `--redact` and `felica trace redact`: what people share holds no IDm and no card
 /// number, and still decodes to the same purses.

@@ -1,6 +1,7 @@
 import FeliCaSimulation
 import Foundation
 import Testing
+import FeliCaCards
 
 /// Whether a run ended by the signal `sig`, as a shell reports it (status 128 + sig): the
 /// way every command ends on Ctrl-C (SIGINT) or SIGTERM.

@@ -2,6 +2,7 @@ import FeliCa
 import FeliCaSimulation
 import Foundation
 import Testing
+import FeliCaCards
 
 // `felica write`, `felica ndef write|format|protect` and `felica verify` on the command line:
 // refusals before anything is sent, usage errors, the frames of --dry-run, and a write the

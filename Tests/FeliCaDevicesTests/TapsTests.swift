@@ -5,6 +5,7 @@ import FeliCaSimulation
 import FeliCaTrace
 import Foundation
 import Testing
+import FeliCaCards
 
 @Suite("Taps", .serialized)
 struct TapsTests {

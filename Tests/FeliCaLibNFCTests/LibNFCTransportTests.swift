@@ -6,6 +6,7 @@ import FeliCaSimulation
 import Foundation
 import TestSupport
 import Testing
+import FeliCaCards
 
 @Suite("libnfc transport against the PN532 emulator", .serialized)
 struct LibNFCTransportTests {

@@ -4,6 +4,7 @@ import FeliCaSimulation
 import Foundation
 import TestSupport
 import Testing
+import FeliCaCards
 
 /// Runs a libnfc example program against a connection string; returns (status, stdout + stderr).
 func runLibNFCTool(_ tool: String, _ arguments: [String], device: String) throws -> (Int32, String) {

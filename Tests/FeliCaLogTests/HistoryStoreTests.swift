@@ -12,13 +12,22 @@ func temporaryDatabase(_ name: String = #function) -> String {
     return dir.appendingPathComponent("\(name.filter(\.isLetter)).sqlite3").path
 }
 
+/// A record from the text the database keeps, typed as ``KeptRecord`` holds it.
+func kept(card: String = "0101120312345678", purse: String = "transit-ic", sequence: Int?, date: String, time: String? = nil,
+          type: String = "transit", detail: String, from: String?, to: String?, amount: Int?, balance: Int) -> KeptRecord {
+    let profile = PurseProfile(rawValue: purse)!
+    return KeptRecord(card: try! IDm(hex: card), purse: profile, sequence: sequence,
+                      date: CardDate(keptDay: date, time: time, utcOffsetMinutes: profile.utcOffsetMinutes)!,
+                      kind: TransactionKind(rawValue: type)!, detail: detail, from: from, to: to, amount: amount, balance: balance)
+}
+
 /// A transit-like purse reading of `sequences` (given oldest first): one record per number,
 /// balances rising by 10 per number, the oldest without an amount as on a card.
 func reading(card: String = "0101120312345678", _ sequences: [Int], profile: PurseProfile = .transitIC,
              numbered: Bool = true, day: Int = 1, tag: String = "") -> Reading {
     let newestFirst = Array(sequences.reversed())
     let records = newestFirst.enumerated().map { i, s in
-        KeptRecord(card: card, purse: profile.rawValue, sequence: numbered ? s : nil, date: "2026-11-\(day < 10 ? "0" : "")\(day)",
+        kept(card: card, purse: profile.rawValue, sequence: numbered ? s : nil, date: "2026-11-\(day < 10 ? "0" : "")\(day)",
                    time: nil, type: "transit", detail: "ticket gate, fare" + tag, from: "A\(s)", to: "B\(s)",
                    amount: i == newestFirst.count - 1 ? nil : 10, balance: 1_000 + 10 * s)
     }
@@ -48,7 +57,7 @@ func reading(card: String = "0101120312345678", _ sequences: [Int], profile: Pur
     }
     #expect(total == 9 + 14)
     #expect(try store.count() == 23)
-    let suica = try store.records(.init(card: "0101120312345678"))
+    let suica = try store.records(.init(card: IDm(hex: "0101120312345678")))
     #expect(suica.count == 9)
     let ride = suica.first { $0.sequence == 161 }
     #expect(ride?.from == "新宿" && ride?.to == "渋谷")
@@ -174,12 +183,13 @@ func unwrapPlacesTheOldestNearTheNewestKept(_ sequences: [Int], _ modulus: Int, 
     _ = try store.save(reading(Array(1...3), day: 1))
     _ = try store.save(reading(Array(4...6), day: 15))
     _ = try store.save(reading(card: "0102030405060708", Array(1...2), day: 20))
-    #expect(try store.records(.init(from: "2026-11-02")).count == 5)
-    #expect(try store.records(.init(to: "2026-11-15")).count == 6)
-    #expect(try store.records(.init(card: "0102030405060708")).count == 2)
-    #expect(try store.records(.init(card: "0102030405060708".uppercased(), to: "2026-11-19")).isEmpty)
+    let other = try IDm(hex: "0102030405060708")
+    #expect(try store.records(.init(from: CardDate(year: 2026, month: 11, day: 2))).count == 5)
+    #expect(try store.records(.init(to: CardDate(year: 2026, month: 11, day: 15))).count == 6)
+    #expect(try store.records(.init(card: other)).count == 2)
+    #expect(try store.records(.init(card: other, to: CardDate(year: 2026, month: 11, day: 19))).isEmpty)
     let newest = try store.records(.init(newestFirst: true))
-    #expect(newest.first?.date == "2026-11-20" && newest.last?.sequence == 1)
+    #expect(newest.first?.dayText == "2026-11-20" && newest.last?.sequence == 1)
 }
 
 // MARK: - Schema
@@ -249,18 +259,18 @@ func defaultPathFollowsXDG(_ env: [String: String], _ expected: String?) {
 @Test func csvQuotesWhatNeedsIt() throws {
     var out = ""
     var csv = try ExpenseCSV(excel: false, summary: false) { out += $0 }
-    try csv.add(KeptRecord(card: "c", purse: "transit-ic", sequence: 1, date: "2026-11-01", time: nil, type: "transit",
+    try csv.add(kept(purse: "transit-ic", sequence: 1, date: "2026-11-01", time: nil, type: "transit",
                            detail: "ticket gate, fare", from: "say \"hi\"", to: "line\nbreak", amount: -200, balance: 5))
     try csv.finish()
     #expect(out == "date,time,type,from,to,amount,balance,sequence,card,purse,detail\n"
-                 + "2026-11-01,,transit,\"say \"\"hi\"\"\",\"line\nbreak\",-200,5,1,c,transit-ic,\"ticket gate, fare\"\n")
+                 + "2026-11-01,,transit,\"say \"\"hi\"\"\",\"line\nbreak\",-200,5,1,0101120312345678,transit-ic,\"ticket gate, fare\"\n")
 }
 
 @Test func excelCSVHasABOMAndCRLF() throws {
     var out = ""
     var csv = try ExpenseCSV(excel: true, summary: true) { out += $0 }
     for (day, type, amount) in [("2026-10-31", "transit", -200), ("2026-11-01", "charge", 1000), ("2026-11-02", "purchase", -150), ("2026-11-03", "transit", -300)] {
-        try csv.add(KeptRecord(card: "c", purse: "transit-ic", sequence: 1, date: day, time: nil, type: type, detail: "d",
+        try csv.add(kept(purse: "transit-ic", sequence: 1, date: day, time: nil, type: type, detail: "d",
                                from: nil, to: nil, amount: amount, balance: 5))
     }
     try csv.finish()
@@ -268,6 +278,51 @@ func defaultPathFollowsXDG(_ env: [String: String], _ expected: String?) {
     let lines = out.dropFirst().components(separatedBy: "\r\n")
     #expect(lines.last == "")
     #expect(!out.replacingOccurrences(of: "\r\n", with: "").contains("\n"))
-    #expect(lines.contains("2026-10,,month total,,,,,,c,transit-ic,,200,0,0"))
-    #expect(lines.contains("2026-11,,month total,,,,,,c,transit-ic,,300,1000,150"))
+    #expect(lines.contains("2026-10,,month total,,,,,,0101120312345678,transit-ic,,200,0,0"))
+    #expect(lines.contains("2026-11,,month total,,,,,,0101120312345678,transit-ic,,300,1000,150"))
+}
+
+// MARK: - Typed records
+
+/// Records come back typed (the card, the purse, the day, the kind), selected by a typed
+/// query; text is only what the database holds.
+@Test func keptRecordsComeBackTyped() throws {
+    let store = try HistoryStore(path: temporaryDatabase())
+    _ = try store.save(reading(Array(1...3), day: 2))
+    _ = try store.save(reading(card: "0101120312340000", Array(1...2), day: 5))
+    let card = try IDm(hex: "0101120312345678")
+    let day2 = try CardDate(year: 2026, month: 11, day: 2), day4 = try CardDate(year: 2026, month: 11, day: 4)
+    let records = try store.records(HistoryStore.Query(card: card, purse: .transitIC, from: day2, to: day4))
+    #expect(records.count == 3)
+    #expect(records.allSatisfy { $0.card == card && $0.purse == .transitIC && $0.kind == .transit && $0.date == day2 })
+    #expect(records.map(\.sequence) == [1, 2, 3])
+    #expect(try store.records(HistoryStore.Query(from: day4)).map(\.card.hex) == ["0101120312340000", "0101120312340000"])
+    #expect(try store.records(HistoryStore.Query(purse: .edy)).isEmpty)
+}
+
+/// A record's time is kept to the purse's precision: a transit record keeps the day, Edy
+/// the second, nanaco the minute.
+@Test func aRecordKeepsItsTimeToThePursePrecision() throws {
+    let moment = try CardDate(year: 2026, month: 11, day: 30, hour: 8, minute: 30, second: 15)
+    let t = Transaction(date: moment, kind: .purchase, amount: -100, balance: 900, sequence: 1, type: CodeName(0x46, "purchase"))
+    let edy = KeptRecord(t, card: IDm(rawValue: 1), purse: .edy), nanaco = KeptRecord(t, card: IDm(rawValue: 1), purse: .nanaco)
+    #expect(edy.timeText == "08:30:15" && edy.date.precision == .second)
+    #expect(nanaco.timeText == "08:30" && nanaco.date.precision == .minute)
+    #expect(KeptRecord(t, card: IDm(rawValue: 1), purse: .octopus).timeText == nil)
+}
+
+/// A row this program never wrote (changed by hand) is an error that names it, not a
+/// record with an empty field.
+@Test func aHandChangedRowIsAnError() throws {
+    let path = temporaryDatabase()
+    let store = try HistoryStore(path: path)
+    _ = try store.save(reading(Array(1...2)))
+    try store.db.exec("UPDATE records SET type = 'bogus' WHERE sequence = 2")
+    let error = thrownHistoryError { _ = try store.records(HistoryStore.Query()) }
+    #expect(error?.reason.contains("has a type this version does not know (\"bogus\")") == true, "\(String(describing: error))")
+}
+
+private func thrownHistoryError(_ body: () throws -> Void) -> HistoryError? {
+    do { try body() } catch let e as HistoryError { return e } catch { return nil }
+    return nil
 }

@@ -4,7 +4,7 @@ import Testing
 @Suite struct OFXStatementTests {
     func record(_ purse: String = "transit-ic", sequence: Int?, date: String = "2026-11-30", time: String? = nil,
                 amount: Int?, balance: Int, from: String? = "新宿", to: String? = "渋谷 <東口> & 西口") -> KeptRecord {
-        KeptRecord(card: "0101120312345678", purse: purse, sequence: sequence, date: date, time: time, type: "transit",
+        kept(card: "0101120312345678", purse: purse, sequence: sequence, date: date, time: time, type: "transit",
                    detail: "ticket gate, fare", from: from, to: to, amount: amount, balance: balance)
     }
 

@@ -5,6 +5,7 @@ import FeliCaEmulators
 import FeliCaSimulation
 import Synchronization
 import Testing
+import FeliCaCards
 
 /// The reader firmware stand-in, in memory: APDU bytes go through the same encoders and
 /// parsers as over pcscd, only without the daemon.

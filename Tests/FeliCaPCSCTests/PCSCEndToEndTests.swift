@@ -4,6 +4,7 @@ import FeliCaPCSC
 import FeliCaEmulators
 import FeliCaSimulation
 import Testing
+import FeliCaCards
 
 /// The real pcscd, the real libpcsclite and Debian's vpcd driver, with the virtual card.
 @Suite("PC/SC through pcscd and vpcd", .serialized, .timeLimit(.minutes(2)))

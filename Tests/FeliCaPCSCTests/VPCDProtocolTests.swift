@@ -8,6 +8,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import FeliCaCards
 #endif
 
 /// vpcd's side of the socket, played by the test: what the virtual card must send back for

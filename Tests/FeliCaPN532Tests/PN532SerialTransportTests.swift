@@ -6,6 +6,7 @@ import FeliCaSimulation
 import Foundation
 import TestSupport
 import Testing
+import FeliCaCards
 
 /// The PN532 emulator on a pseudo-terminal holding `card`, and the native transport opened
 /// on it, both closed when `body` returns.

@@ -187,6 +187,32 @@ func randomProblem(seed: UInt64, codes n: Int, cards: Int, limitAt: Int? = nil, 
         #expect(throws: FeliCaError.self) { try PositionList.parse(text) }
     }
 
+    /// The library says what is wrong in its own words; naming the option it came from
+    /// (`--positions`, `--before`, `--codes`) is the command line's part.
+    @Test func reasonsNameNoOption() throws {
+        let one = try Population(cards: [.init(name: "a", weight: 1, systems: [1])])
+        let attempts: [() throws -> Void] = [
+            { _ = try PositionList.parse("5-1") },
+            { _ = try PositionList.parse("0-2000") },
+            { _ = try PositionList.parse("x") },
+            { _ = try SystemCodeList.parse("0003,0003") },
+            { _ = try OrderProblem(codes: [1, 2], population: one, positionTimes: [0, 1], precedence: [(1, 9)]) },
+            { _ = try OrderProblem(codes: [1, 2], population: one, positionTimes: [0, 1], precedence: [(1, 1)]) },
+            { _ = try OrderProblem(codes: [1, 2, 3], population: one, positionTimes: [0, 1, 2], precedence: [(1, 2), (2, 3), (3, 1)]) },
+        ]
+        for attempt in attempts {
+            do {
+                try attempt()
+                Issue.record("no error")
+            } catch let e as FeliCaError {
+                #expect(e.code == .invalidArgument)
+                #expect(!e.reason.contains("--"), "\(e.reason)")
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
+    }
+
     @Test func codeLists() throws {
         #expect(try SystemCodeList.parse("0003,fe00, 0x8B61") == [.transit, .common, 0x8B61])
         #expect { try SystemCodeList.parse("0003,ffff") } throws: { ($0 as? FeliCaError)?.reason.contains("wildcard") == true }

@@ -3,6 +3,7 @@ import FeliCaJSON
 import FeliCaEmulators
 import FeliCaSimulation
 import Testing
+import FeliCaCards
 
 @Test func imageRoundTripsThroughJSON() throws {
     let image = twoSystemImage(maxBlocks: 12)

@@ -4,6 +4,7 @@ import FeliCaEmulators
 import FeliCaSimulation
 import Foundation
 import Testing
+import FeliCaCards
 
 /// Cards that lack an optional command (Request Block Information, Search Service Code,
 /// Request Response) still give a dump, without that information and with a note.

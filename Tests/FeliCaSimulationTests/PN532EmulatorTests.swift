@@ -3,6 +3,7 @@ import FeliCaReaderCodecs
 import FeliCaEmulators
 import FeliCaSimulation
 import Testing
+import FeliCaCards
 
 /// Drives the emulator as a host would: one command frame in, the written frames out.
 struct Host {

@@ -3,6 +3,7 @@ import FeliCaReaderCodecs
 import FeliCaEmulators
 import FeliCaSimulation
 import Testing
+import FeliCaCards
 
 /// Frame vectors: (name and source, frame, bytes on the wire).
 let frameVectors: [(String, PN532Frame, [UInt8])] = [

@@ -3,6 +3,7 @@ import FeliCaReaderCodecs
 import FeliCaEmulators
 import FeliCaSimulation
 import Testing
+import FeliCaCards
 
 /// Drives an ``RCS380Emulator`` as a host would over USB: one bulk OUT transfer at a time,
 /// collecting the IN transfers in time order.

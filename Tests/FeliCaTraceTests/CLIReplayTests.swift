@@ -4,6 +4,7 @@ import FeliCaTrace
 import Foundation
 import TestSupport
 import Testing
+import FeliCaCards
 
 /// `--trace` and `replay:` through the built `felica` executable (golden: a replay prints
 /// exactly what the recorded run printed).

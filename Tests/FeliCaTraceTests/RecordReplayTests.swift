@@ -5,6 +5,7 @@ import FeliCaSimulation
 import FeliCaTrace
 import TestSupport
 import Testing
+import FeliCaCards
 
 /// Recording a real session against the virtual card, then replaying it.
 @Suite struct RecordReplayTests {

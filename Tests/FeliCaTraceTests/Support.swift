@@ -3,6 +3,7 @@ import FeliCaEmulators
 import FeliCaSimulation
 import FeliCaTrace
 import Foundation
+import FeliCaCards
 
 /// Paths and scratch files shared by the trace tests.
 enum Support {

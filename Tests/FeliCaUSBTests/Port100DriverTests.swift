@@ -4,6 +4,7 @@ import FeliCaReaderCodecs
 import FeliCaSimulation
 import FeliCaUSB
 import Testing
+import FeliCaCards
 
 /// The RC-S380 protocol in-process: ``Port100Driver`` against ``RCS380Emulator`` on a
 /// simulated clock, for every fault the USB stage (scripts/test.d/55-usb.sh) puts on the

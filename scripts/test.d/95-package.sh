@@ -4,8 +4,11 @@
 # /etc and /var are overlays (nothing reaches the machine) and the Swift toolchain's
 # directory is an empty one: they install; the installed programs run, print the package's
 # version, need no Swift library, read a balance through the emulated RC-S380; man pages,
-# completions, the kiosk unit and doctor's view of the rule and blacklist work; and a purge
-# leaves none of their files behind.
+# completions, the kiosk unit and doctor's view of the rule and blacklist work; every path the
+# installed man pages and --help name exists (the guides, the Wireshark dissector, which tshark
+# loads by itself); felica-sim stops on signals, names a command it cannot find, keeps off a
+# --link path that is not its own; and uninstalling as Docs/install.md says (apt-get purge, or
+# apt-get remove then dpkg --purge) leaves nothing of them behind.
 source "$(dirname "$0")/lib.sh"
 
 if [[ "${1:-}" == inside ]]; then
@@ -89,7 +92,7 @@ if [[ "${1:-}" == inside ]]; then
   # doctor: the rule and the blacklist in place, then the rule gone.
   export PCSCLITE_CSOCK_NAME="$work/no-pcscd.comm"
   /usr/bin/felica doctor --json >"$work/doctor.json" 2>/dev/null
-  if grep -q '"check":"setup","verdict":"ok","summary":"udev rule /usr/lib/udev/rules.d/60-felica.rules gives the user at the seat and group plugdev access to 9 reader models; port100 is blacklisted (/usr/lib/modprobe.d/felica.conf) (package felica '"$version"')"' "$work/doctor.json"; then
+  if grep -q '"check":"setup","verdict":"ok","summary":"udev rule /usr/lib/udev/rules.d/60-felica.rules gives the user at the seat and group plugdev access to 9 reader models; port100 is blacklisted ('"$(dpkg -L felica | grep '/modprobe\.d/felica\.conf$')"') (package felica '"$version"')"' "$work/doctor.json"; then
     pass "felica doctor: the packaged rule and blacklist are in place"
   else
     fail "felica doctor does not report the packaged files:"; grep -o '"check":"setup"[^}]*' "$work/doctor.json" >&2
@@ -103,21 +106,153 @@ if [[ "${1:-}" == inside ]]; then
     fail "felica doctor with the rule removed:"; grep -o '"check":"setup"[^}]*' "$work/doctor.json" >&2
   fi
 
-  if dpkg --purge felica-sim felica >"$work/purge.log" 2>&1; then
-    pass "dpkg --purge removes both"
+  added_start=$(now_ms)
+  # The guides and the dissector are installed, and every path the installed man pages and
+  # every command's --help name exists (paths a user makes or a device gives are listed below).
+  cat >"$work/paths.py" <<'PY'
+import os, re, subprocess, sys
+env = dict(os.environ, COLUMNS="1000", MANWIDTH="1000")
+texts = {}
+for prog in ("felica", "felica-sim"):
+    texts[f"man {prog}"] = subprocess.run(["man", "-P", "cat", prog], capture_output=True, text=True, env=env).stdout
+    todo = [[prog]]
+    while todo:
+        cmd = todo.pop()
+        out = subprocess.run(["/usr/bin/" + cmd[0]] + cmd[1:] + ["--help"], capture_output=True, text=True, env=env).stdout
+        texts[" ".join(cmd) + " --help"] = out
+        if "\nSUBCOMMANDS:\n" in out:
+            for line in out.split("\nSUBCOMMANDS:\n", 1)[1].split("\n\n", 1)[0].splitlines():
+                if line.startswith("  ") and not line.startswith("   "):
+                    todo.append(cmd + [line.split()[0]])
+# Named, but made by the user, a device or another program, not installed: examples of them.
+made = re.compile(r"^(/dev/|/tmp/|/run/|/proc/|/sys/|/var/lib/felica|/etc/udev/rules\.d/|/etc/modprobe\.d/|/etc/reader\.conf\.d/|/home/)")
+bad = []
+seen = set()
+for where, text in texts.items():
+    for m in re.finditer(r"(?<![\w$~.:/>\]-])(/(?:[\w.@+-]+/)*[\w.@+-]*\w|(?:Docs|scripts|Wireshark|Sources|Tests|packaging)/[\w./-]*\w)", text):
+        path = m.group(1)
+        if path == "/" or made.match(path) or (where, path) in seen:
+            continue
+        seen.add((where, path))
+        if not path.startswith("/") or not os.path.exists(path):
+            bad.append(f"{where}: {path}")
+print(f"{len(texts)} texts, {len({p for _, p in seen})} paths", file=sys.stderr)
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+  if python3 "$work/paths.py" >"$work/paths.out" 2>"$work/paths.err"; then
+    pass "every path the installed man pages and --help texts name exists ($(cat "$work/paths.err"))"
   else
-    fail "dpkg --purge failed:"; tail -n 20 "$work/purge.log" >&2
+    fail "paths the installed help names that do not exist:"; cat "$work/paths.out" "$work/paths.err" >&2
   fi
-  left=()
-  while read -r f; do [[ -e "$f" || -L "$f" ]] && left+=("$f"); done <"$work/files"
-  # What the overlays kept besides dpkg's own records and caches.
-  while read -r f; do left+=("/$f"); done < <(cd "$work/ovl/upper" && find . -type f -printf '%P\n' \
-    | grep -vE '^var/(lib/dpkg|log|cache/(man|debconf|ldconfig))/|^etc/ld\.so\.cache$')
-  if ((${#left[@]} == 0)); then
-    pass "after the purge none of the $(wc -l <"$work/files") installed files is left, nor anything else outside dpkg's records"
+  dissector="$(dpkg -L felica | grep '/wireshark/plugins/felica.lua$')"
+  for f in /usr/share/doc/felica/README.md /usr/share/doc/felica/Docs/formats.md /usr/share/doc/felica/Docs/history.md \
+    /usr/share/doc/felica/Docs/traces.md /usr/share/doc/felica/Docs/readers.md "$dissector"; do
+    [[ -s "$f" ]] || fail "$f is not installed"
+  done
+  if command -v tshark >/dev/null; then
+    # The dissector in Wireshark's global Lua plugin directory is loaded without -X.
+    global="$(HOME="$work" tshark -G folders 2>/dev/null | sed -n 's/^Global Lua Plugins:[[:space:]]*//p')"
+    /usr/bin/felica balance --device virtual:suica --trace "$work/t.jsonl" >/dev/null 2>&1
+    /usr/bin/felica trace export "$work/t.jsonl" --pcap "$work/t.pcapng" 2>/dev/null
+    if [[ "$dissector" == "$global/felica.lua" ]] && HOME="$work" tshark -G protocols 2>/dev/null | grep -qi "felica" \
+      && HOME="$work" tshark -r "$work/t.pcapng" 2>/dev/null | grep -qi "felica"; then
+      pass "tshark loads the installed dissector ($dissector) without -X and decodes felica trace export's capture"
+    else
+      fail "tshark and the installed dissector: package puts it at '$dissector', tshark's global Lua plugins are '$global'"
+      HOME="$work" tshark -r "$work/t.pcapng" 2>&1 | head -n 5 >&2
+    fi
   else
-    fail "left after the purge: ${left[*]}"
+    note "tshark is not installed: the dissector's loading is not checked here"
   fi
+  modprobe_dir="$(dpkg -L felica | grep '/modprobe\.d/felica\.conf$' | xargs dirname)"
+  owners="$(dpkg-query -S "$modprobe_dir" 2>/dev/null | cut -d: -f1)"
+  if [[ "$owners" == *felica* && "$owners" == *,* ]]; then
+    pass "the blacklist is in $modprobe_dir, a directory the system's packages own too ($owners)"
+  else
+    fail "the blacklist is in $modprobe_dir, owned by '$owners' only"
+  fi
+
+  # felica-sim through the installed binaries: vpcd stops on SIGINT and SIGTERM with exit 0
+  # and a "stopped" line, also started in the background of a script (SIGINT ignored there,
+  # as a non-interactive shell does for `&`); nothing listens on the port, so it is still
+  # waiting for vpcd when the signal comes.
+  for sig in INT TERM; do
+    bash -c '/usr/bin/felica-sim vpcd --card suica --port 1 --wait 60 2>"$1" & pid=$!; sleep 1.5; kill -'"$sig"' $pid; wait $pid' _ "$work/vpcd.$sig.err"
+    rc=$?
+    if [[ $rc -eq 0 ]] && grep -q "^felica-sim vpcd: stopped ($( [[ $sig == INT ]] && echo interrupt || echo terminate )) after 0 exchanges" "$work/vpcd.$sig.err"; then
+      pass "felica-sim vpcd started in the background of a script stops on SIG$sig: exit 0, $(grep stopped "$work/vpcd.$sig.err")"
+    else
+      fail "felica-sim vpcd on SIG$sig: exit $rc:"; cat "$work/vpcd.$sig.err" >&2
+    fi
+  done
+  (cd / && timeout 60 /usr/bin/felica-sim rcs380 --card suica -- no-such-command) >"$work/nocmd.out" 2>"$work/nocmd.err"
+  rc=$?
+  if [[ $rc -eq 127 ]] && grep -q "no-such-command: command not found" "$work/nocmd.err" && ! grep -q Traceback "$work/nocmd.err"; then
+    pass "felica-sim rcs380 -- no-such-command: exit 127, $(head -n 1 "$work/nocmd.err")"
+  else
+    fail "felica-sim rcs380 -- no-such-command: exit $rc:"; cat "$work/nocmd.err" >&2
+  fi
+  ln -s "$work/someone-elses" "$work/link"; : >"$work/plain"
+  for existing in "$work/link" "$work/plain"; do
+    before="$(stat -c '%F %N' "$existing")"
+    timeout 30 /usr/bin/felica-sim pn532 --card suica --link "$existing" >/dev/null 2>"$work/link.err"
+    rc=$?
+    if [[ $rc -ne 0 && $rc -ne 124 && "$(stat -c '%F %N' "$existing")" == "$before" ]] && grep -q "$existing" "$work/link.err"; then
+      pass "felica-sim pn532 --link refuses an existing $(stat -c %F "$existing") that is not its own (exit $rc) and leaves it"
+    else
+      fail "felica-sim pn532 --link onto an existing $(stat -c %F "$existing"): exit $rc, now $(stat -c '%F %N' "$existing"):"; cat "$work/link.err" >&2
+    fi
+  done
+
+  # Uninstalling as Docs/install.md says. First the one step: apt-get purge, with a kiosk
+  # service enabled and its database there; then, reinstalled, apt-get remove (which keeps
+  # the database and felica's record, state rc) finished by dpkg --purge. Each time nothing
+  # of the packages may be left: no dpkg record, no file, no enabled link, no database.
+  uninstalled() { # what was done
+    local left=() f
+    while read -r f; do [[ -e "$f" || -L "$f" ]] && left+=("$f"); done <"$work/files"
+    # What the overlays kept besides dpkg's and apt's own records and caches.
+    while read -r f; do left+=("/$f"); done < <(cd "$work/ovl/upper" && find . \( -type f -o -type l \) -printf '%P\n' \
+      | grep -vE '^var/(lib/(dpkg|apt)|log|cache/(man|debconf|ldconfig|apt))/|^etc/ld\.so\.cache$')
+    [[ -e /var/lib/felica || -e /var/lib/private/felica ]] && left+=("the kiosk database")
+    local state
+    state="$(dpkg-query -W -f '${db:Status-Abbrev}${Package}\n' felica felica-sim 2>/dev/null | grep -vE '^[up]n ' | tr '\n' ' ')"
+    [[ -n "${state// /}" ]] && left+=("dpkg records: $state")
+    if ((${#left[@]} == 0)); then
+      pass "$1: none of the $(wc -l <"$work/files") installed files is left, no dpkg record, no enabled service, no database"
+    else
+      fail "$1: left: ${left[*]}"
+    fi
+  }
+  kiosk() { # an enabled kiosk service with its database, as a user would have them
+    systemctl enable felica-watch@usb.service >"$work/enable.log" 2>&1 \
+      || { fail "systemctl enable felica-watch@usb.service:"; cat "$work/enable.log" >&2; }
+    mkdir -p /var/lib/private/felica && : >/var/lib/private/felica/history.sqlite3
+  }
+  export DEBIAN_FRONTEND=noninteractive
+  kiosk
+  if apt-get purge -y felica felica-sim >"$work/purge.log" 2>&1 && ! grep -qiE "warning|not empty" "$work/purge.log"; then
+    pass "apt-get purge felica felica-sim removes both, with no warning"
+  else
+    fail "apt-get purge felica felica-sim:"; tail -n 20 "$work/purge.log" >&2
+  fi
+  uninstalled "after apt-get purge"
+  dpkg -i "$deb" "$simdeb" >"$work/dpkg-i.log" 2>&1 || { fail "dpkg -i again failed:"; tail -n 20 "$work/dpkg-i.log" >&2; }
+  kiosk
+  apt-get remove -y felica felica-sim >"$work/remove.log" 2>&1 || { fail "apt-get remove failed:"; tail -n 20 "$work/remove.log" >&2; }
+  if [[ -e /var/lib/private/felica/history.sqlite3 ]] && [[ "$(dpkg-query -W -f '${db:Status-Abbrev}' felica 2>/dev/null)" == rc* ]]; then
+    pass "apt-get remove keeps the kiosk database, felica in state rc"
+  else
+    fail "apt-get remove: database $(ls /var/lib/private/felica 2>&1), felica '$(dpkg-query -W -f '${db:Status-Abbrev}' felica 2>&1)'"
+  fi
+  if dpkg --purge felica felica-sim >"$work/purge.log" 2>&1 && ! grep -qiE "not empty" "$work/purge.log"; then
+    pass "dpkg --purge felica felica-sim finishes the removal"
+  else
+    fail "dpkg --purge after apt-get remove:"; tail -n 20 "$work/purge.log" >&2
+  fi
+  uninstalled "after apt-get remove and dpkg --purge"
+  note "installed paths, dissector, felica-sim and uninstall checks: $((($(now_ms) - added_start) / 1000)) s"
   stage_end
 fi
 

@@ -3,6 +3,7 @@ import FeliCaJSON
 import FeliCaScheduling
 import FeliCaSimulation
 import FeliCaDevices
+import FeliCaCards
 
 /// `felica bench`: measurements that print figures.
 struct BenchCommand: CLICommand {
@@ -60,7 +61,7 @@ struct BenchOrderCommand: CLICommand {
     }
     static let positionsOption = Option(OptionSpec(
         "positions", value: "list", help: "Positions, comma-separated, ranges allowed (default: \(defaultPositions)).")) { s throws(UsageError) in
-        do throws(FeliCaError) { return try PositionList.parse(s) } catch { throw UsageError(error.reason) }
+        do throws(FeliCaError) { return try PositionList.parse(s) } catch { throw UsageError("--positions: " + error.reason) }
     }
     static let repeatOption = Option.int(OptionSpec("repeat", value: "n", help: "Runs per position (default: 1)."), in: 1...1000)
     static let plotOption = Option(OptionSpec(

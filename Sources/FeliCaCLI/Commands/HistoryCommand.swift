@@ -85,7 +85,7 @@ struct HistoryCommand: CLICommand {
                 switch entry {
                 case .transaction(let t):
                     let r = KeptRecord(t, card: report.idm, purse: p.profile)
-                    records.append((r.date, k, position, r))
+                    records.append((r.dayText, k, position, r))
                 case .malformed(let slot, let error, let raw):
                     try out.addMissing(type: "not decoded", card: report.idm.hex, purse: p.profile.rawValue,
                                        detail: "slot \(slot): \(error.reason) [\(Hex.encode(raw))]")

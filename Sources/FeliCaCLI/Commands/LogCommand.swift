@@ -28,11 +28,15 @@ enum HistoryOptions {
         guard s.count == 16, s.allSatisfy(\.isHexDigit) else {
             throw UsageError("option '--idm': \"\(s)\" is not an IDm (16 hex digits, e.g. 0101120312345678)")
         }
-        return s.lowercased()
+        do throws(FeliCaError) { return try IDm(hex: s) } catch { throw UsageError("option '--idm': " + error.reason) }
     }
     static let purse = Option(OptionSpec(
         "purse", value: "purse", help: "Only this purse: \(PurseProfile.allCases.map(\.rawValue).joined(separator: ", ")) (a phone or a card may carry several).",
-        kind: .choice(PurseProfile.allCases.map(\.rawValue))))  // the parser refuses other names
+        kind: .choice(PurseProfile.allCases.map(\.rawValue)))) { s throws(UsageError) in
+        // The parser refuses other names.
+        guard let p = PurseProfile(rawValue: s) else { throw UsageError("option '--purse': no purse named '\(s)'") }
+        return p
+    }
     static let from = Option(OptionSpec("from", value: "date", help: "From this day on (YYYY-MM-DD, or YYYY-MM for the month's first day).")) { s throws(UsageError) in
         try day(s, option: "from", endOfMonth: false)
     }
@@ -53,13 +57,13 @@ enum HistoryOptions {
         let q = HistoryStore.Query(card: try args.value(idm), purse: try args.value(purse), from: try args.value(from),
                                    to: try args.value(to), newestFirst: newestFirst)
         if let f = q.from, let t = q.to, f > t {
-            throw UsageError("--from \(f) is after --to \(t): no day is in that period")
+            throw UsageError("--from \(f.isoDate) is after --to \(t.isoDate): no day is in that period")
         }
         return q
     }
 
     /// `YYYY-MM-DD`, or `YYYY-MM` as the month's first or last day.
-    static func day(_ s: String, option: String, endOfMonth: Bool) throws(UsageError) -> String {
+    static func day(_ s: String, option: String, endOfMonth: Bool) throws(UsageError) -> CardDate {
         let parts = s.split(separator: "-", omittingEmptySubsequences: false)
         let bad = UsageError("option '--\(option)': \"\(s)\" is not a date (YYYY-MM-DD or YYYY-MM)")
         // Digits only: Int() would take "+202" as a year, and the dates compare as text.
@@ -67,8 +71,8 @@ enum HistoryOptions {
               parts.allSatisfy({ $0.allSatisfy { ("0"..."9").contains($0) } }),
               let y = Int(parts[0]), let m = Int(parts[1]) else { throw bad }
         let d = parts.count == 3 ? Int(parts[2]) : (endOfMonth ? CardDate.daysIn(month: m, year: y) : 1)
-        guard let d, (1...12).contains(m), (try? CardDate(year: y, month: m, day: d)) != nil else { throw bad }
-        return "\(parts[0])-\(parts[1])-" + (d < 10 ? "0\(d)" : "\(d)")
+        guard let d, (1...12).contains(m), let date = try? CardDate(year: y, month: m, day: d) else { throw bad }
+        return date
     }
 
     /// The database path: `--db`, else the default under the user's data directory.
@@ -310,13 +314,13 @@ struct LogShowCommand: CLICommand {
             return ExitCode.ok
         }
         if records.isEmpty {
-            console.line("No records kept\(query.card.map { " for card \($0)" } ?? "")\(query.purse.map { " in purse \($0)" } ?? "") in \(store.path)\(query.from != nil || query.to != nil ? " in that period" : "").")
+            console.line("No records kept\(query.card.map { " for card \($0.hex)" } ?? "")\(query.purse.map { " in purse \($0.rawValue)" } ?? "") in \(store.path)\(query.from != nil || query.to != nil ? " in that period" : "").")
         } else {
             let pad = { TextLayout.padRight($0, $1) }, left = { TextLayout.padLeft($0, $1) }
             console.line(pad("DATE", 16) + "  " + pad("CARD", 16) + "  " + pad("PURSE", 10) + "  " + pad("TYPE", 9) + left("AMOUNT", 9) + left("BALANCE", 10) + left("SEQ", 7) + "  DETAILS")
             for r in records {
-                let when = r.date + (r.time.map { " " + $0.prefix(5) } ?? "")
-                console.line(pad(when, 16) + "  " + pad(r.card, 16) + "  " + pad(r.purse, 10) + "  " + pad(r.type, 9) + left(PurseOutput.yen(r.amount, signed: true), 9)
+                let when = r.dayText + (r.timeText.map { " " + $0.prefix(5) } ?? "")
+                console.line(pad(when, 16) + "  " + pad(r.card.hex, 16) + "  " + pad(r.purse.rawValue, 10) + "  " + pad(r.kind.rawValue, 9) + left(PurseOutput.yen(r.amount, signed: true), 9)
                              + left(PurseOutput.yen(r.balance), 10) + left(r.sequence.map(String.init) ?? "-", 7) + "  " + Self.details(r))
             }
         }
@@ -336,11 +340,11 @@ struct LogShowCommand: CLICommand {
 
     static func json(_ r: KeptRecord) -> JSONValue {
         var o = JSONObject()
-        o.append("card", .string(r.card))
-        o.append("purse", .string(r.purse))
-        o.append("date", .string(r.date))
-        o.append("time", r.time.map { .string($0) } ?? .null)
-        o.append("type", .string(r.type))
+        o.append("card", .string(r.card.hex))
+        o.append("purse", .string(r.purse.rawValue))
+        o.append("date", .string(r.dayText))
+        o.append("time", r.timeText.map { .string($0) } ?? .null)
+        o.append("type", .string(r.kind.rawValue))
         o.append("amount", r.amount.map { .int($0) } ?? .null)
         o.append("balance", .int(r.balance))
         o.append("sequence", r.sequence.map { .int($0) } ?? .null)
@@ -412,8 +416,9 @@ struct LogExportCommand: CLICommand {
                                        into out: inout Sink) throws {
         var next = gaps.startIndex
         try store.forEach(query) { r in
-            while next < gaps.endIndex, gaps[next].1 < r.date || (gaps[next].1 == r.date && gaps[next].0.card == r.card
-                                                                 && gaps[next].0.purse == r.purse && gaps[next].0.beforeSequence == r.sequence) {
+            let day = r.dayText
+            while next < gaps.endIndex, gaps[next].1 < day || (gaps[next].1 == day && gaps[next].0.card == r.card.hex
+                                                              && gaps[next].0.purse == r.purse.rawValue && gaps[next].0.beforeSequence == r.sequence) {
                 try out.addGap(gaps[next].0, date: gaps[next].1)
                 next += 1
             }
@@ -424,8 +429,8 @@ struct LogExportCommand: CLICommand {
 
     /// The day of a gap's row, within the period exported.
     static func clamp(_ day: String, _ query: HistoryStore.Query) -> String {
-        if let from = query.from, day < from { return from }
-        if let to = query.to, day > to { return to }
+        if let from = query.from?.isoDate, day < from { return from }
+        if let to = query.to?.isoDate, day > to { return to }
         return day
     }
 }

@@ -38,7 +38,7 @@ struct OrderCommand: CLICommand {
     static let codesOption = Option(OptionSpec(
         "codes", value: "list",
         help: "The app's current order (e.g. its Info.plist), comma-separated: the codes to order and the baseline, as hex or names (okica, kmt; see \(PackagedFiles.guide("cards.md"))). Default: every system of the population.")) { s throws(UsageError) in
-        do throws(FeliCaError) { return try SystemCodeList.parse(s) } catch { throw UsageError(error.reason) }
+        do throws(FeliCaError) { return try SystemCodeList.parse(s, what: "--codes") } catch { throw UsageError(error.reason) }
     }
     static let populationOption = Option(OptionSpec("population", value: "file", help: "Cards and their shares (JSON, see above).", kind: .file))
     static let beforeOption = Option(OptionSpec(
@@ -220,7 +220,7 @@ struct OrderCommand: CLICommand {
         }
         switch result {
         case .success(let p): return p
-        case .failure(let e) where e.code == .invalidArgument: throw UsageError(e.reason)
+        case .failure(let e) where e.code == .invalidArgument: throw UsageError(ErrorHints.precedence(e))
         case .failure(let e): throw e
         }
     }

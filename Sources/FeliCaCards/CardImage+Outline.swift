@@ -1,7 +1,13 @@
 import FeliCa
-import FeliCaCards
+import FeliCaSimulation
 
 extension CardImage {
+    /// The brand of the transit IC card this image holds (`PASMO`), told by the areas and
+    /// services of its system 0003 (`TransitIssuer`); nil when they tell no single brand.
+    public var transitIssuer: String? {
+        nodesBySystem[TransitIssuer.system].flatMap { TransitIssuer.brand(nodes: $0) }
+    }
+
     /// The readable tree `felica dump` prints: systems → areas → services → blocks, one
     /// line per block (hex in groups of 4 bytes, then the printable characters). A FeliCa
     /// Lite or Lite-S shows its blocks by number and memory-map name, and its ID block's

@@ -1,6 +1,6 @@
 import FeliCa
-import FeliCaCards
 import FeliCaNDEF
+import FeliCaSimulation
 
 /// Built-in sample cards: synthetic but realistic data, built with the profile encoders
 /// of FeliCaCards so that what the decoders read back is exactly what was written here.
@@ -446,5 +446,16 @@ public enum SampleCards {
             .init(code: WAON.numberService, blocks: [WAON.encodeNumber(number)]),
             .init(code: 0x6848, keyVersion: 0x0400, blockCount: 1),
         ]
+    }
+}
+
+extension VirtualCard {
+    /// A built-in sample card by name (``SampleCards/names``), or a card image file by path.
+    public static func named(_ nameOrPath: String, timing: CardTiming = .typical) throws(FeliCaError) -> VirtualCard {
+        if let image = SampleCards.image(named: nameOrPath) { return VirtualCard(image: image, timing: timing) }
+        if !CardImage.isImagePath(nameOrPath) {
+            throw FeliCaError(.badInput, "no built-in card named \"\(nameOrPath)\" (built-in: \(SampleCards.names.joined(separator: ", "))); a card image path must contain '/' or end in .json or .nfc")
+        }
+        return VirtualCard(image: try CardImage.load(path: nameOrPath), timing: timing)
     }
 }
