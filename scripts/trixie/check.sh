@@ -98,12 +98,15 @@ package() {
     local expected=(/usr/bin/$p /usr/share/man/man1/$p.1.gz /usr/share/bash-completion/completions/$p
       /usr/share/zsh/vendor-completions/_$p /usr/share/fish/vendor_completions.d/$p.fish
       /usr/share/doc/$p/copyright /usr/share/doc/$p/changelog.gz /usr/share/lintian/overrides/$p)
-    [[ "$p" == felica ]] && expected+=(/usr/lib/udev/rules.d/60-felica.rules
-      "/usr/lib/systemd/system/felica-watch@.service" /usr/share/doc/felica/install.md)
+    local multiarch=x86_64-linux-gnu
+    [[ "$arch" == arm64 ]] && multiarch=aarch64-linux-gnu
+    [[ "$p" == felica ]] && expected+=(/usr/lib/udev/rules.d/60-felica.rules /usr/lib/modprobe.d/felica.conf
+      "/usr/lib/systemd/system/felica-watch@.service" /usr/share/doc/felica/README.md
+      /usr/share/doc/felica/Docs/install.md "/usr/lib/$multiarch/wireshark/plugins/felica.lua")
     printf '%s\n' "${expected[@]}" | sort >"$work/expected.$p"
     if comm -23 "$work/expected.$p" "$work/files.$p.$arch" | grep -q .; then
       fail "$p ($arch) lacks: $(comm -23 "$work/expected.$p" "$work/files.$p.$arch" | tr '\n' ' ')"
-    elif grep -qiE 'libswift|\.so' "$work/files.$p.$arch"; then
+    elif grep -qiE 'libswift|\.so(\.|$)' "$work/files.$p.$arch"; then
       fail "$p ($arch) carries a library: $(grep -iE 'libswift|\.so' "$work/files.$p.$arch" | head -n 3 | tr '\n' ' ')"
     else
       pass "$p ($arch): $(wc -l <"$work/files.$p.$arch") files, the program, man page, completions and docs among them, no library"

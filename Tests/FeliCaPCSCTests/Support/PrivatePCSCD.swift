@@ -29,6 +29,23 @@ final class PrivatePCSCD: Sendable {
         return path
     }()
 
+    /// " --disable-polkit" where pcscd has that option. A pcscd built with polkit (Debian
+    /// 13's) asks polkit whether each client may connect, and where no polkit daemon runs
+    /// (a container, a chroot) it refuses them all ("Access denied"); Debian 12's has no
+    /// polkit and no such option.
+    static let polkitOption: String = {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["pcscd", "--help"]
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        p.standardError = pipe
+        do { try p.run() } catch { return "" }
+        let help = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return help.contains("--disable-polkit") ? " --disable-polkit" : ""
+    }()
+
     /// Starts pcscd and waits until its socket exists.
     init() throws {
         let link = Self.socketLink
@@ -48,7 +65,7 @@ final class PrivatePCSCD: Sendable {
         p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
         // Root mounts directly; anyone else maps themselves to root in a user namespace.
         p.arguments = (getuid() == 0 ? ["-m"] : ["-r", "-m"]) + ["--", "sh", "-c",
-            "mkdir -p /run/pcscd 2>/dev/null; mount -t tmpfs tmpfs /run/pcscd && exec pcscd --foreground -c '\(conf.path)'"]
+            "mkdir -p /run/pcscd 2>/dev/null; mount -t tmpfs tmpfs /run/pcscd && exec pcscd --foreground\(Self.polkitOption) -c '\(conf.path)'"]
         // FELICA_PCSCD_LOG=<file> keeps the daemon's debug log with every APDU.
         let logPath = ProcessInfo.processInfo.environment["FELICA_PCSCD_LOG"]
         if logPath != nil { p.arguments![p.arguments!.count - 1] += " --debug --apdu" }
