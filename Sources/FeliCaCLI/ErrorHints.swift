@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaDelivery
 import FeliCaDevices
 import FeliCaLog
 import FeliCaPCSC
@@ -30,6 +31,15 @@ enum ErrorHints {
     static func message(_ error: FeliCaError) -> String {
         guard error.code == .noReader, error.pcscError == nil, !error.reason.contains("virtual:") else { return error.reason }
         return error.reason + (error.reason.hasSuffix(".") ? "" : ".") + " To try the tool without a reader: --device virtual:suica"
+    }
+
+    /// A delivery error, with the option that fixes it.
+    static func message(_ error: DeliveryError) -> String {
+        switch error.code {
+        case .spoolBusy: error.reason + ": give each watch its own --spool"
+        case .passwordInAddress: error.reason + ": give it in a file with --mqtt-password-file"
+        default: error.reason
+        }
     }
 
     /// A device string or opening option that does not apply, naming the option.

@@ -1,5 +1,6 @@
 import FeliCa
 import FeliCaLog
+import FeliCaDelivery
 import FeliCaDevices
 
 /// Entry points of the two executables.
@@ -96,6 +97,9 @@ public enum FeliCaCommandLine {
                 console.diag(usageError(e, type, path))
                 return ExitCode.usage
             } catch let e as HistoryError {
+                console.error(ErrorHints.message(e))
+                return ExitCode.failure
+            } catch let e as DeliveryError {
                 console.error(ErrorHints.message(e))
                 return ExitCode.failure
             } catch {

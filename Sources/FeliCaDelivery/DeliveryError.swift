@@ -5,7 +5,7 @@
 public struct DeliveryError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of failure this is; extensible, compared by identity.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: String, Hashable, Sendable { case spool, spoolBusy, badDestination, library }
+        private enum Base: String, Hashable, Sendable { case spool, spoolBusy, badDestination, passwordInAddress, library }
         private let base: Base
         private init(_ base: Base) { self.base = base }
 
@@ -16,6 +16,9 @@ public struct DeliveryError: Error, Hashable, Sendable, CustomStringConvertible 
         /// A destination that cannot be used as given (a URL that does not parse, a
         /// scheme not served, a header without a colon).
         public static let badDestination = Code(.badDestination)
+        /// A destination address that carries a password, which is given apart (from a
+        /// file of its own) so that it shows in no process listing.
+        public static let passwordInAddress = Code(.passwordInAddress)
         /// libcurl or libmosquitto refused to start (out of memory, a broken installation).
         public static let library = Code(.library)
 

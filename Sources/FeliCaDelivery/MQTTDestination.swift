@@ -146,7 +146,8 @@ public struct MQTTAddress: Sendable, Equatable, CustomStringConvertible {
     /// The topic each reading is published to; the status goes to `<topic>/status`.
     public var topic: String
 
-    /// Parses `mqtt://[user@]host[:port]/<topic>`; throws `.badDestination` naming what is wrong.
+    /// Parses `mqtt://[user@]host[:port]/<topic>`; throws `.badDestination` naming what is wrong
+    /// (`.passwordInAddress` for `user:password@`).
     public init(parsing text: String) throws(DeliveryError) {
         func bad(_ why: String) -> DeliveryError {
             DeliveryError(.badDestination, "'\(text)' is not mqtt://[user@]host[:port]/<topic>: \(why)")
@@ -163,7 +164,9 @@ public struct MQTTAddress: Sendable, Equatable, CustomStringConvertible {
         if let at = authority.lastIndex(of: "@") {
             let user = String(authority[..<at])
             guard !user.isEmpty else { throw bad("the user before @ is empty") }
-            guard !user.contains(":") else { throw bad("a password goes in --mqtt-password-file, not in the address") }
+            guard !user.contains(":") else {
+                throw DeliveryError(.passwordInAddress, "'\(text)' is not mqtt://[user@]host[:port]/<topic>: a password does not go in the address")
+            }
             self.user = user
             authority = authority[authority.index(after: at)...]
         } else {

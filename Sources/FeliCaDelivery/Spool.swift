@@ -55,7 +55,7 @@ public final class Spool: Sendable {
             let e = errno
             close(fd)
             if e == EWOULDBLOCK {
-                throw DeliveryError(.spoolBusy, "the spool \(directory) is in use by another felica watch: give each watch its own --spool")
+                throw DeliveryError(.spoolBusy, "the spool \(directory) is in use by another felica watch")
             }
             throw DeliveryError(.spool, "cannot lock \(lockPath): \(Self.describe(e))")
         }

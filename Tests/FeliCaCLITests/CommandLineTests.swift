@@ -108,6 +108,14 @@ import Testing
         #expect(lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFREG)
     }
 
+    /// The MQTT address parser says a password does not go in the address; felica names
+    /// the option it goes in.
+    @Test func aPasswordInTheMQTTAddressNamesItsOption() throws {
+        let r = try run(["watch", "--mqtt", "mqtt://u:pw@host/t"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("a password does not go in the address: give it in a file with --mqtt-password-file"), "\(r.stderr)")
+    }
+
     @Test(arguments: [40, 60, 100, 200])
     func helpIsWrappedToColumns(_ columns: Int) throws {
         for args in [["--help"], ["bench", "order", "--help"], ["order", "--help"], ["poll", "--help"]] {

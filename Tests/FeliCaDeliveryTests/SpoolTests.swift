@@ -93,7 +93,7 @@ func scratchDirectory() -> String {
         ("mqtt://host/", "topic is empty"),
         ("mqtt://host:0/t", "port"),
         ("mqtt://host:x/t", "port"),
-        ("mqtt://u:pw@host/t", "--mqtt-password-file"),
+        ("mqtt://u:pw@host/t", "a password does not go in the address"),
         ("mqtt://host/t/#", "wildcards"),
     ])
     func refuses(_ text: String, _ why: String) {
@@ -102,6 +102,9 @@ func scratchDirectory() -> String {
             Issue.record("\(text) was accepted")
         } catch {
             #expect(error.reason.contains(why), "\(error.reason)")
+            // The library names no option of the command line's; felica adds them.
+            #expect(!error.reason.contains("--"), "\(error.reason)")
+            #expect(error.code == (text.contains(":pw@") ? .passwordInAddress : .badDestination))
         }
     }
 }

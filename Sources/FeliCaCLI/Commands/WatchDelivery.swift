@@ -27,7 +27,7 @@ struct DeliveryOptions: Sendable {
     }
     static let mqtt = Option(OptionSpec(
         "mqtt", value: "url", help: "Publish each reading with QoS 1 to mqtt://[user@]host[:port]/<topic>; the reader's state, retained, on <topic>/status.")) { s throws(UsageError) in
-        do throws(DeliveryError) { return try MQTTAddress(parsing: s) } catch { throw UsageError("option '--mqtt': \(error.reason)") }
+        do throws(DeliveryError) { return try MQTTAddress(parsing: s) } catch { throw UsageError("option '--mqtt': \(ErrorHints.message(error))") }
     }
     static let mqttPasswordFile = Option(OptionSpec(
         "mqtt-password-file", value: "file", help: "The password of the --mqtt user, in this file (one line).", kind: .file))
