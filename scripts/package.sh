@@ -77,6 +77,9 @@ case "$target" in
     fi
     arch="$host_arch"
     swift_depends=""
+    # Loaded at first use (dlopen) rather than linked, so dpkg-shlibdeps does not see them:
+    # libcurl for `watch --post` (CURLOPT_PROTOCOLS_STR is 7.85's).
+    dlopen_depends="libcurl4 (>= 7.85.0)"
     strip_tool=strip
     echo "package: building (release, static Swift runtime, in $scratch)" >&2
     ;;
@@ -128,6 +131,8 @@ case "$target" in
     swift_series="$(dpkg-query -W -f '${Version}' libswiftlang | grep -oE '^[0-9]+\.[0-9]+')"
     [[ -n "$swift_series" ]] || { echo "package: libswiftlang is not installed in the trixie root" >&2; exit 1; }
     swift_depends="libswiftlang (<< ${swift_series%.*}.$((${swift_series#*.} + 1))~)"
+    # As for bookworm; trixie's libcurl has the t64 name.
+    dlopen_depends="libcurl4t64 (>= 7.85.0)"
     shlibdeps_flags=(-S"$(realpath "$swiftlang_tree")")
     echo "package: building (release, Debian's Swift $(swift --version 2>&1 | grep -o 'version [0-9.]*' | head -n 1), for $arch, in $scratch)" >&2
     ;;
@@ -252,11 +257,12 @@ install_file README.md "$out/felica/usr/share/doc/felica/README.md" 0644
 for doc in Docs/*.md Docs/*.svg; do
   install_file "$doc" "$out/felica/usr/share/doc/felica/$doc" 0644
 done
-recommends="pcscd, libccid" control felica "read Japanese FeliCa cards (Suica, Edy, nanaco, WAON) from USB readers" "$swift_depends"
+recommends="pcscd, libccid" control felica "read Japanese FeliCa cards (Suica, Edy, nanaco, WAON) from USB readers" \
+  "${swift_depends:+$swift_depends, }$dlopen_depends"
 
 stage felica-sim felica-sim
 recommends="vsmartcard-vpcd" control felica-sim "stand-ins for FeliCa readers, to test felica without hardware" \
-  "${swift_depends:+$swift_depends, }umockdev, gir1.2-umockdev-1.0, python3, python3-gi"
+  "${swift_depends:+$swift_depends, }$dlopen_depends, umockdev, gir1.2-umockdev-1.0, python3, python3-gi"
 
 rm -f "$out/changelog" "$out"/*.1
 for package in felica felica-sim; do rm -rf "${out:?}/$package"; done

@@ -8,19 +8,27 @@ final class CurlEasy {
     /// The request's header lines, owned here until replaced or the handle goes.
     private var headerList: UnsafeMutablePointer<curl_slist>?
 
-    /// `curl_global_init`, once per process, before the first handle.
-    private static let initialized: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+    /// libcurl loaded (see ``loadLibcurl()``) and `curl_global_init`, once per process,
+    /// before the first handle: nil when both went well, else why not.
+    private static let unavailable: String? = {
+        if let failure = loadLibcurl() { return failure }
+        guard felica_curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK else {
+            return "libcurl could not be initialised (curl_global_init failed)"
+        }
+        return nil
+    }()
 
     init() throws(DeliveryError) {
-        guard Self.initialized, let handle = curl_easy_init() else {
+        if let unavailable = Self.unavailable { throw DeliveryError(.library, unavailable) }
+        guard let handle = felica_curl_easy_init() else {
             throw DeliveryError(.library, "libcurl could not be initialised (curl_easy_init failed)")
         }
         self.handle = handle
     }
 
     deinit {
-        curl_easy_cleanup(handle)
-        if let headerList { curl_slist_free_all(headerList) }
+        felica_curl_easy_cleanup(handle)
+        if let headerList { felica_curl_slist_free_all(headerList) }
     }
 
     /// `curl_easy_setopt` with a number.
@@ -37,14 +45,14 @@ final class CurlEasy {
     func setHeaders(_ lines: [String]) throws(CurlFailure) {
         var list: UnsafeMutablePointer<curl_slist>?
         for line in lines {
-            guard let longer = curl_slist_append(list, line) else {
-                if let list { curl_slist_free_all(list) }
+            guard let longer = felica_curl_slist_append(list, line) else {
+                if let list { felica_curl_slist_free_all(list) }
                 throw CurlFailure(code: CURLE_OUT_OF_MEMORY)
             }
             list = longer
         }
         try check(felica_curl_setopt_list(handle, CURLOPT_HTTPHEADER, list))
-        if let headerList { curl_slist_free_all(headerList) }
+        if let headerList { felica_curl_slist_free_all(headerList) }
         headerList = list
     }
 
@@ -56,7 +64,7 @@ final class CurlEasy {
 
     /// `curl_easy_perform`: runs the request.
     func perform() throws(CurlFailure) {
-        try check(curl_easy_perform(handle))
+        try check(felica_curl_easy_perform(handle))
     }
 
     /// `CURLINFO_RESPONSE_CODE`: the HTTP status of the last answer (0 when none came).
@@ -71,11 +79,21 @@ final class CurlEasy {
     }
 }
 
+/// Loads libcurl (`libcurl.so.4`), which felica does not link so that its start does not
+/// pay for it: nil when loaded, else what failed and the package that brings it.
+func loadLibcurl() -> String? {
+    var message = [CChar](repeating: 0, count: 512)
+    guard felica_curl_load(&message, message.count) != 0 else { return nil }
+    let why = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return "HTTP delivery needs libcurl, which could not be loaded (\(why)); "
+        + "install the libcurl4 package (libcurl4t64 on Debian 13 and later)"
+}
+
 /// A `CURLcode` other than `CURLE_OK`, with libcurl's words for it.
 struct CurlFailure: Error {
     let code: CURLcode
     /// `Couldn't connect to server`, `SSL peer certificate or SSH remote key was not OK`.
-    var reason: String { String(cString: curl_easy_strerror(code)) }
+    var reason: String { String(cString: felica_curl_easy_strerror(code)) }
     /// Whether the certificate check refused the server.
     var isCertificate: Bool { code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE }
 }

@@ -275,12 +275,31 @@ if dpkg-deb -f "$deb" Depends | grep -qE '(^|, )libssl3'; then
 else
   fail "felica's Depends lacks libssl3 (libcrypto): $(dpkg-deb -f "$deb" Depends)"
 fi
+# libcurl is loaded at first use (watch --post), not linked: not in DT_NEEDED, so Depends
+# names it explicitly (dpkg-shlibdeps cannot see it).
+for p in "$deb" "$simdeb"; do
+  if dpkg-deb -f "$p" Depends | grep -qE '(^|, )libcurl4'; then
+    pass "$(basename "$p") depends on libcurl's runtime package ($(dpkg-deb -f "$p" Depends | grep -oE 'libcurl4[^,]*'))"
+  else
+    fail "$(basename "$p")'s Depends lacks libcurl4 (loaded by watch --post): $(dpkg-deb -f "$p" Depends)"
+  fi
+done
 
 # No ICU in either program: nothing links Foundation, whose ICU data alone is ~30 MB (and
 # whose licence the copyright file would then have to carry). ICU's data is one archive
 # whose entries are named icudt<version>l/…, which stripping keeps; "ICU data" and
 # u_errorName are strings of ICU's code.
 dpkg-deb -x "$deb" "$work/unpacked" && dpkg-deb -x "$simdeb" "$work/unpacked"
+for p in felica felica-sim; do
+  needed="$(readelf -d "$work/unpacked/usr/bin/$p" 2>/dev/null | grep -oE 'NEEDED.*\[[^]]*\]' | grep -oE '\[[^]]*\]' | tr -d '[]' | tr '\n' ' ')"
+  if [[ -z "$needed" ]]; then
+    fail "readelf could not read $p's dynamic section"
+  elif [[ "$needed" == *libcurl* ]]; then
+    fail "$p links libcurl (DT_NEEDED), which every start then pays for: $needed"
+  else
+    pass "$p does not link libcurl: DT_NEEDED $needed"
+  fi
+done
 for p in felica felica-sim; do
   b="$work/unpacked/usr/bin/$p"
   if [[ ! -f "$b" ]]; then
