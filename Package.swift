@@ -102,9 +102,8 @@ let package = Package(
         // libcurl loaded at first use (dlopen), not linked: only its header (libcurl4-openssl-dev)
         // is read at build time, so the start of every other command does not pay for it.
         .target(name: "CCurl"),
-        .systemLibrary(
-            name: "CMosquitto", pkgConfig: "libmosquitto",
-            providers: [.apt(["libmosquitto-dev"])]),
+        // libmosquitto likewise loaded at first use; only its header (libmosquitto-dev) is read.
+        .target(name: "CMosquitto"),
         // Readings sent on (watch --post, --mqtt, --exec): a durable on-disk spool delivered
         // in order, HTTP through libcurl, MQTT through libmosquitto, a command per reading.
         .target(

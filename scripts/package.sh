@@ -78,8 +78,9 @@ case "$target" in
     arch="$host_arch"
     swift_depends=""
     # Loaded at first use (dlopen) rather than linked, so dpkg-shlibdeps does not see them:
-    # libcurl for `watch --post` (CURLOPT_PROTOCOLS_STR is 7.85's).
-    dlopen_depends="libcurl4 (>= 7.85.0)"
+    # libcurl for `watch --post` (CURLOPT_PROTOCOLS_STR is 7.85's), libmosquitto for --mqtt
+    # (mosquitto_connect_async and the 5.0-era calls used are all in 1.6, Debian 11's).
+    dlopen_depends="libcurl4 (>= 7.85.0), libmosquitto1 (>= 1.6)"
     strip_tool=strip
     echo "package: building (release, static Swift runtime, in $scratch)" >&2
     ;;
@@ -132,7 +133,7 @@ case "$target" in
     [[ -n "$swift_series" ]] || { echo "package: libswiftlang is not installed in the trixie root" >&2; exit 1; }
     swift_depends="libswiftlang (<< ${swift_series%.*}.$((${swift_series#*.} + 1))~)"
     # As for bookworm; trixie's libcurl has the t64 name.
-    dlopen_depends="libcurl4t64 (>= 7.85.0)"
+    dlopen_depends="libcurl4t64 (>= 7.85.0), libmosquitto1 (>= 1.6)"
     shlibdeps_flags=(-S"$(realpath "$swiftlang_tree")")
     echo "package: building (release, Debian's Swift $(swift --version 2>&1 | grep -o 'version [0-9.]*' | head -n 1), for $arch, in $scratch)" >&2
     ;;

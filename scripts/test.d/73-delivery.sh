@@ -259,19 +259,25 @@ timeout -s INT 3 "$felica" watch --json --interval 0.05 --device "$dev" >"$tmp/h
 [[ $(wc -l <"$tmp/h.out") -eq 1 && $ignored -ge 2 && $(wc -l <"$tmp/h2.out") -ge 2 ]] \
   && pass "the same card for 8 s with --ignore-repeat 60: one reading, $ignored repeats said with -v (without it: $(wc -l <"$tmp/h2.out") readings in 3 s)" \
   || fail "--ignore-repeat: $(wc -l <"$tmp/h.out") readings, $ignored said, $(wc -l <"$tmp/h2.out") without: $(tail -3 "$tmp/h.err")"
-# ---- libcurl is loaded at first use, not linked: without it, a clear error and no spool -------------
-# FELICA_TEST_LIBCURL names the file the loader looks for instead of libcurl.so.4: a real dlopen
-# of a library this machine does not have.
-if readelf -d "$felica" | grep -q 'NEEDED.*libcurl'; then
-  fail "felica links libcurl (DT_NEEDED), so every start pays for its libraries"
+# ---- libcurl and libmosquitto are loaded at first use, not linked: without them, a clear error ----
+# FELICA_TEST_LIBCURL / FELICA_TEST_LIBMOSQUITTO name the file the loader looks for instead of
+# libcurl.so.4 / libmosquitto.so.1: a real dlopen of a library this machine does not have.
+needed=$(readelf -d "$felica" | grep NEEDED)
+if [[ $needed == *libcurl* || $needed == *libmosquitto* ]]; then
+  fail "felica links libcurl or libmosquitto (DT_NEEDED), so every start pays for them: $needed"
 else
-  pass "felica does not link libcurl (not in DT_NEEDED)"
+  pass "felica links neither libcurl nor libmosquitto (not in DT_NEEDED)"
 fi
 out=$(FELICA_TEST_LIBCURL=libcurl-absent.so.4 timeout 10 "$felica" watch --json --count 1 --device virtual:suica \
   --post "http://127.0.0.1:9/taps" --spool "$tmp/spool-nocurl" 2>&1); st=$?
 [[ $st -ne 0 && $out == *"libcurl-absent.so.4"* && $out == *"install the libcurl4 package"* && ! -e "$tmp/spool-nocurl" ]] \
   && pass "without libcurl, --post says which library and which package: $(head -1 <<<"$out" | head -c 200)" \
   || fail "without libcurl: exit $st: $out"
+out=$(FELICA_TEST_LIBMOSQUITTO=libmosquitto-absent.so.1 timeout 10 "$felica" watch --json --count 1 --device virtual:suica \
+  --mqtt "mqtt://127.0.0.1:9/felica" --spool "$tmp/spool-nomosq" 2>&1); st=$?
+[[ $st -ne 0 && $out == *"libmosquitto-absent.so.1"* && $out == *"install the libmosquitto1 package"* ]] \
+  && pass "without libmosquitto, --mqtt says which library and which package: $(head -1 <<<"$out" | head -c 200)" \
+  || fail "without libmosquitto: exit $st: $out"
 
 stop_pn532
 

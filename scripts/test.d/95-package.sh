@@ -275,14 +275,16 @@ if dpkg-deb -f "$deb" Depends | grep -qE '(^|, )libssl3'; then
 else
   fail "felica's Depends lacks libssl3 (libcrypto): $(dpkg-deb -f "$deb" Depends)"
 fi
-# libcurl is loaded at first use (watch --post), not linked: not in DT_NEEDED, so Depends
-# names it explicitly (dpkg-shlibdeps cannot see it).
+# libcurl and libmosquitto are loaded at first use (watch --post, --mqtt), not linked: not in
+# DT_NEEDED, so Depends names them explicitly (dpkg-shlibdeps cannot see them).
 for p in "$deb" "$simdeb"; do
-  if dpkg-deb -f "$p" Depends | grep -qE '(^|, )libcurl4'; then
-    pass "$(basename "$p") depends on libcurl's runtime package ($(dpkg-deb -f "$p" Depends | grep -oE 'libcurl4[^,]*'))"
-  else
-    fail "$(basename "$p")'s Depends lacks libcurl4 (loaded by watch --post): $(dpkg-deb -f "$p" Depends)"
-  fi
+  for lib in libcurl4 libmosquitto1; do
+    if dpkg-deb -f "$p" Depends | grep -qE "(^|, )$lib"; then
+      pass "$(basename "$p") depends on $lib ($(dpkg-deb -f "$p" Depends | grep -oE "$lib[^,]*"))"
+    else
+      fail "$(basename "$p")'s Depends lacks $lib (loaded by watch --post/--mqtt): $(dpkg-deb -f "$p" Depends)"
+    fi
+  done
 done
 
 # No ICU in either program: nothing links Foundation, whose ICU data alone is ~30 MB (and
@@ -294,10 +296,10 @@ for p in felica felica-sim; do
   needed="$(readelf -d "$work/unpacked/usr/bin/$p" 2>/dev/null | grep -oE 'NEEDED.*\[[^]]*\]' | grep -oE '\[[^]]*\]' | tr -d '[]' | tr '\n' ' ')"
   if [[ -z "$needed" ]]; then
     fail "readelf could not read $p's dynamic section"
-  elif [[ "$needed" == *libcurl* ]]; then
-    fail "$p links libcurl (DT_NEEDED), which every start then pays for: $needed"
+  elif [[ "$needed" == *libcurl* || "$needed" == *libmosquitto* ]]; then
+    fail "$p links libcurl or libmosquitto (DT_NEEDED), which every start then pays for: $needed"
   else
-    pass "$p does not link libcurl: DT_NEEDED $needed"
+    pass "$p links neither libcurl nor libmosquitto: DT_NEEDED $needed"
   fi
 done
 for p in felica felica-sim; do

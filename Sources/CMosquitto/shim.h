@@ -1,4 +1,0 @@
-#ifndef FELICA_CMOSQUITTO_SHIM_H
-#define FELICA_CMOSQUITTO_SHIM_H
-#include <mosquitto.h>
-#endif
