@@ -3,6 +3,8 @@ import FeliCaDelivery
 import FeliCaDevices
 import FeliCaLog
 import FeliCaPCSC
+import FeliCaTrace
+import FeliCaUSB
 
 /// What the command line adds to a library error when it prints it: the flag or command
 /// that fixes it. Library errors carry a code and a plain reason and name no flag of ours;
@@ -27,10 +29,36 @@ enum ErrorHints {
         "--before: " + error.reason
     }
 
-    /// A reader error, with the way to try the tool without one where no reader opened.
+    /// A reader or file error, with the command that checks the readers, the way to try the
+    /// tool without one where no reader opened, or the option a file other than a trace is
+    /// given with.
     static func message(_ error: FeliCaError) -> String {
-        guard error.code == .noReader, error.pcscError == nil, !error.reason.contains("virtual:") else { return error.reason }
-        return error.reason + (error.reason.hasSuffix(".") ? "" : ".") + " To try the tool without a reader: --device virtual:suica"
+        if let file = error.traceFileError {
+            switch file.code {
+            case .otherJSON: return error.reason + "; a trace is recorded with --trace"
+            case .cardImage:
+                let source = file.file
+                return error.reason + ": a card image is read with --device virtual:" + (source.contains("/") || source.hasSuffix(".json") ? source : "./" + source)
+            }
+        }
+        if error.deviceError?.code == .noReaderFound {
+            return error.reason + """
+                .
+                  Run `felica devices` to check a reader is seen (`felica doctor` explains set-up problems).
+                  To try the tool without hardware: felica balance --device virtual:suica
+                """
+        }
+        guard error.code == .noReader, error.pcscError?.code != .noService, !error.reason.contains("virtual:") else { return error.reason }
+        let check = error.pcscError?.code == .noReaders ? ", then check it with `felica devices`"
+            : error.usbError?.code == .notFound ? ", then run `felica devices`" : ""
+        let said = error.reason + check
+        return said + (said.hasSuffix(".") ? "" : ".") + " To try the tool without a reader: --device virtual:suica"
+    }
+
+    /// A row's state in `felica devices`, pointing to `felica doctor` where something keeps
+    /// the stacks from the reader.
+    static func state(_ availability: DeviceListing.Availability) -> String {
+        if case .blocked = availability { availability.state + " (see felica doctor)" } else { availability.state }
     }
 
     /// A delivery error, with the option that fixes it.

@@ -268,11 +268,8 @@ public struct Device: Sendable {
     static func openDefault(_ options: OpenOptions) async throws -> Device {
         let readers = await DeviceListing.readers()
         guard let (first, note) = choose(readers), let spec = first.spec else {
-            throw FeliCaError(.noReader, """
-                no reader found (looked for USB, libnfc and PC/SC readers).
-                  Plug in a reader, then run `felica devices` to check it is seen (`felica doctor` explains set-up problems).
-                  To try the tool without hardware: felica balance --device virtual:suica
-                """)
+            let reason = "no reader found (looked for USB, libnfc and PC/SC readers): plug in a reader"
+            throw FeliCaError(.noReader, reason, underlying: DeviceError(.noReaderFound, reason))
         }
         if let note { options.notify?(.chosen(note)) }
         var own = options

@@ -14,7 +14,7 @@ public struct DeviceListing: Sendable {
         case usable(state: String)
         /// A stack lists it, but it would not open.
         case cannotOpen(reason: String)
-        /// Found on USB, but something keeps every stack from it (`felica doctor` names the fix).
+        /// Found on USB, but something keeps every stack from it (the diagnosis names the fix).
         case blocked(reasons: [String])
 
         public var isUsable: Bool {
@@ -26,7 +26,7 @@ public struct DeviceListing: Sendable {
             switch self {
             case .usable(let state): state
             case .cannotOpen(let reason): "cannot open: " + reason
-            case .blocked(let reasons): "unusable: " + reasons.joined(separator: "; ") + " (see felica doctor)"
+            case .blocked(let reasons): "unusable: " + reasons.joined(separator: "; ")
             }
         }
     }

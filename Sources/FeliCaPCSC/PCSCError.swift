@@ -7,15 +7,18 @@ enum PCSCPhase {
     case context, listing, waiting, connecting, exchanging, closing
 }
 
-/// PC/SC's own failure that the FeliCa layer has no code for: the daemon is not running.
-/// It reaches callers inside a `FeliCaError` whose code is `noReader` (a reader cannot be
-/// had), as ``FeliCa/FeliCaError/pcscError``.
+/// PC/SC's own failure that the FeliCa layer has no code for: the daemon is not running, or
+/// no reader is connected to it. It reaches callers inside a `FeliCaError` whose code is
+/// `noReader` (a reader cannot be had), as ``FeliCa/FeliCaError/pcscError``.
 public struct PCSCError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong.
     public enum Code: String, Hashable, Sendable {
         /// No PC/SC daemon answers (SCARD_E_NO_SERVICE, or SCARD_E_SERVICE_STOPPED when
         /// opening a context).
         case noService
+        /// The daemon runs but no reader is connected to it (SCARD_E_NO_READERS_AVAILABLE,
+        /// or an empty reader list).
+        case noReaders
     }
 
     public var code: Code
@@ -27,6 +30,11 @@ public struct PCSCError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { reason }
+
+    /// No reader connected to the daemon, as a `noReader` error carrying this layer's code.
+    static func noReaders(_ reason: String) -> FeliCaError {
+        FeliCaError(.noReader, reason, underlying: PCSCError(.noReaders, reason))
+    }
 }
 
 extension FeliCaError {
@@ -54,7 +62,7 @@ func pcscError(_ rc: LONG, _ call: String, reader: String? = nil, phase: PCSCPha
     case SCARD_F_COMM_ERROR:
         return FeliCaError(.readerGone, "lost the connection to the PC/SC daemon (SCARD_F_COMM_ERROR) during \(call): is pcscd still running?")
     case SCARD_E_NO_READERS_AVAILABLE:
-        return FeliCaError(.noReader, "no PC/SC reader is connected (SCARD_E_NO_READERS_AVAILABLE): plug in a reader, then check it with `felica devices`")
+        return PCSCError.noReaders("no PC/SC reader is connected (SCARD_E_NO_READERS_AVAILABLE): plug in a reader")
     case SCARD_E_UNKNOWN_READER:
         return FeliCaError(.noReader, "PC/SC reader\(on) is not connected (SCARD_E_UNKNOWN_READER)")
     case SCARD_E_READER_UNAVAILABLE:

@@ -342,7 +342,7 @@ public final class PCSCTransport: Transport {
     static func waitForCard(_ context: PCSCContext, spec: String?, wait: Duration, total: Duration, strict: Bool = true) throws(FeliCaError) -> ReaderState {
         let all = try context.readerNames()
         guard !all.isEmpty else {
-            throw FeliCaError(.noReader, "no PC/SC reader is connected: plug in a reader, then check it with `felica devices`")
+            throw PCSCError.noReaders("no PC/SC reader is connected: plug in a reader")
         }
         let readers: [String]
         if let chosen = try choose(spec, among: all) { readers = [chosen] } else { readers = all }

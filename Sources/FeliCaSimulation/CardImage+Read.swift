@@ -160,7 +160,7 @@ extension CardImage {
         } else if let sweep = try await sweepServices(session, target, progress: progress) {
             nodes = sweep.services.map { .service($0.code) }
             swept = Dictionary(uniqueKeysWithValues: sweep.services.map { ($0.code, $0.keyVersion) })
-            let why = discover ? "--discover asked for it" : "the card did not answer Search Service Code"
+            let why = discover ? "a sweep was asked for" : "the card did not answer Search Service Code"
             var note = "system \(code): \(why), so its services were found by Request Service over all \(sweepCandidates.count) service codes (\(sweep.exchanges) exchanges, \(sweep.batch) codes each at the end); its areas are not listed"
             if !sweep.refused.isEmpty { note += "; the card answered no Request Service for \(sweep.refused.map(\.description).joined(separator: ", "))" }
             notes.append(note)

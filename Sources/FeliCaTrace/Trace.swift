@@ -212,10 +212,12 @@ extension Trace {
         if (try? JSONValue.parse(String(first))) != nil { return nil }
         guard let object = (try? JSONValue.parse(text))?.objectValue else { return nil }
         guard let format = object["format"]?.stringValue, format != formatName else {
-            return FeliCaError(.badInput, "\(source) is a JSON document, not a \(formatName) trace (one JSON object per line, recorded with --trace)")
+            let reason = "\(source) is a JSON document, not a \(formatName) trace (one JSON object per line)"
+            return FeliCaError(.badInput, reason, underlying: TraceFileError(.otherJSON, reason, file: source))
         }
         if format.hasPrefix("felica-card/") {
-            return FeliCaError(.badInput, "\(source) is a card image (\(format)), not a trace: a card image is read with --device virtual:\(source.contains("/") || source.hasSuffix(".json") ? source : "./" + source)")
+            let reason = "\(source) is a card image (\(format)), not a trace"
+            return FeliCaError(.badInput, reason, underlying: TraceFileError(.cardImage, reason, file: source))
         }
         return FeliCaError(.badInput, "\(source) is a \(format) file, not a \(formatName) trace")
     }

@@ -67,7 +67,8 @@ final class RCS380Connection: Port100Link, @unchecked Sendable {
             if case .id(let v, let p) = selector, USBReaders.model(vendor: v, product: p) == nil {
                 throw FeliCaError(.unsupported, "\(USBReaders.hex4(v)):\(USBReaders.hex4(p)) is not a reader this build drives over USB (Sony RC-S380: 054c:06c1, 054c:06c3)")
             }
-            throw FeliCaError(.noReader, "no Sony RC-S380 found on USB\(selector == .first ? "" : " matching that device string"): plug it in (lsusb should list 054c:06c1 or 054c:06c3), then run `felica devices`")
+            let reason = "no Sony RC-S380 found on USB\(selector == .first ? "" : " matching that device string"): plug it in (lsusb should list 054c:06c1 or 054c:06c3)"
+            throw FeliCaError(.noReader, reason, underlying: USBError(.notFound, reason))
         }
         let model = USBReaders.model(vendor: chosen.vendor, product: chosen.product)!
         let c = RCS380Connection(model: model, location: USBReaders.Location(bus: chosen.bus, address: chosen.address))

@@ -48,6 +48,10 @@ func badDevicesAreUsageErrors(_ args: [String], _ message: String) throws {
         let r = try run(["poll", "--device", device])
         #expect(r.status == 69, "\(r.stderr)")
         #expect(r.stderr.contains("no Sony RC-S380 found on USB") || r.stderr.contains("libusb could not"), "\(r.stderr)")
+        if r.stderr.contains("no Sony RC-S380 found on USB") {
+            // The library names no command; felica adds the one that checks the readers.
+            #expect(r.stderr.contains("(lsusb should list 054c:06c1 or 054c:06c3), then run `felica devices`. To try the tool without a reader: --device virtual:suica"), "\(r.stderr)")
+        }
     }
     let other = try run(["poll", "--device", "usb:1234:5678"])
     #expect(other.status == 1, "\(other.stderr)")

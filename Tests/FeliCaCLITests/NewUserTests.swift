@@ -191,6 +191,28 @@ func mistakesAreNamed(_ args: [String], _ status: Int32, _ message: String) thro
     #expect(r.stderr.hasPrefix("Error: card.json is a card image (felica-card/1), not a trace: a card image is read with --device virtual:card.json"), "\(r.stderr)")
 }
 
+/// One JSON document given as a trace: the library says what it is, felica how traces are made.
+@Test func aJSONDocumentIsNoTraceAndFelicaSaysHowOneIsRecorded() throws {
+    let dir = try scratchDirectory("json-as-trace")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    try Data("{\n  \"answer\": 42\n}\n".utf8).write(to: dir.appendingPathComponent("doc.json"))
+    let r = try felica(["balance", "--device", "replay:doc.json"], in: dir)
+    #expect(r.status == 1, "\(r.stderr)")
+    #expect(r.stderr == "Error: doc.json is a JSON document, not a felica-trace/1 trace (one JSON object per line); a trace is recorded with --trace\n", "\(r.stderr)")
+}
+
+/// No reader given and none found: the library says so, felica adds the commands that check
+/// the readers and the way to try the tool without one.
+@Test func noReaderFoundNamesTheCommandsThatHelp() throws {
+    let r = try run(["poll"], environment: ["LIBNFC_AUTO_SCAN": "false", "PCSCLITE_CSOCK_NAME": temporaryPath("no-pcscd.comm")])
+    // A machine with a USB reader of its own opens it; this one (and CI) has none.
+    guard r.status != 0 else { return }
+    #expect(r.status == 69, "\(r.stderr)")
+    #expect(r.stderr.hasPrefix("Error: no reader found (looked for USB, libnfc and PC/SC readers): plug in a reader."), "\(r.stderr)")
+    #expect(r.stderr.contains("Run `felica devices` to check a reader is seen (`felica doctor` explains set-up problems)."), "\(r.stderr)")
+    #expect(r.stderr.contains("To try the tool without hardware: felica balance --device virtual:suica"), "\(r.stderr)")
+}
+
 /// FELICA_DEVICE is a path too (`virtual:<file>`, `replay:<file>`): refused like an argument
 /// that is not UTF-8, with its bytes shown, by a command and by doctor.
 @Test func aFelicaDeviceThatIsNotUTF8IsRefused() throws {

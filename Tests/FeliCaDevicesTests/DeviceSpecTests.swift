@@ -3,6 +3,7 @@ import FeliCa
 import FeliCaPCSC
 import FeliCaReaderCodecs
 import FeliCaTransportSupport
+import FeliCaUSB
 import Testing
 
 // MARK: - Parsing
@@ -134,7 +135,7 @@ private let sony = DeviceSpec(.pcsc(reader: .named("Sony RC-S300"), dialect: nil
 
 @Test func availabilityShowsAsBefore() {
     #expect(DeviceListing.Availability.cannotOpen(reason: "busy").state == "cannot open: busy")
-    #expect(DeviceListing.Availability.blocked(reasons: ["a", "b"]).state == "unusable: a; b (see felica doctor)")
+    #expect(DeviceListing.Availability.blocked(reasons: ["a", "b"]).state == "unusable: a; b")
     #expect(DeviceListing.Availability.usable(state: "empty").state == "empty")
 }
 
@@ -146,4 +147,35 @@ private let sony = DeviceSpec(.pcsc(reader: .named("Sony RC-S300"), dialect: nil
     #expect(DeviceListing.nativePN532Path(libnfc: "pn532_uart:") == nil)
     #expect(DeviceListing.nativePN532Path(libnfc: "pn53x_usb:001:004") == nil)
     #expect(DeviceListing.nativePN532Path(libnfc: "acr122_usb") == nil)
+}
+
+// MARK: - Errors name no command-line word
+
+/// The devices layer and the transports under it say what is wrong in plain words with a
+/// code of their own; the command that checks the readers (`felica devices`), `felica
+/// doctor` and the `--device` option are the command line's to add.
+@Test func noReaderErrorsNameNoCommandLineWord() async throws {
+    func plain(_ text: String) -> Bool { !text.contains("--") && !text.contains("felica ") }
+    #expect(plain(DeviceListing.Availability.blocked(reasons: ["held by kernel module pn533_usb"]).state))
+    // No RC-S380 is on this machine's bus (or no USB access at all).
+    do {
+        _ = try await Device.open("usb:054c:06c1")
+        Issue.record("opened a USB reader")
+    } catch let error as FeliCaError {
+        #expect(error.code == .noReader, "\(error.reason)")
+        #expect(error.usbError?.code == .notFound || error.reason.hasPrefix("libusb could not"), "\(error.reason)")
+        #expect(plain(error.reason), "\(error.reason)")
+    }
+    // No reader named: where no stack finds one (this machine has none), the device
+    // layer's own code; a host with a reader opens it.
+    do {
+        let device = try await Device.open(nil as DeviceSpec?)
+        await device.close()
+    } catch let error as FeliCaError {
+        #expect(plain(error.reason), "\(error.reason)")
+        if let own = error.deviceError {
+            #expect(own.code == .noReaderFound && error.code == .noReader)
+            #expect(error.reason.hasPrefix("no reader found"), "\(error.reason)")
+        }
+    }
 }

@@ -240,6 +240,21 @@ struct PCSCEndToEndTests {
         _ = try await served.stop()
     }
 
+    @Test("no reader connected: says so in plain words, with PC/SC's own code and no CLI word")
+    func noReaderConnected() async throws {
+        let daemon = try PrivatePCSCD(readers: false)
+        defer { daemon.stop() }
+        do throws(FeliCaError) {
+            _ = try await PCSCTransport.open(.first, options: .init(cardWait: .milliseconds(200)))
+            Issue.record("opened a reader where none is connected")
+        } catch {
+            #expect(error.code == .noReader && error.isUnavailable)
+            #expect(error.pcscError?.code == .noReaders, "\(error.reason)")
+            #expect(error.reason.hasPrefix("no PC/SC reader is connected"), "\(error.reason)")
+            #expect(!error.reason.contains("--") && !error.reason.contains("felica "), "\(error.reason)")
+        }
+    }
+
     @Test("no daemon: says so and names the command that starts it")
     func noDaemon() async throws {
         let daemon = try PrivatePCSCD()

@@ -109,3 +109,27 @@ import Testing
         #expect(bad.status == 64)
     }
 }
+
+/// A file of another kind given as a trace: what it is, with a code of its own, and no
+/// command-line word (felica adds `--trace` / `--device virtual:`).
+@Test func aFileOfAnotherKindIsNamedWithoutCommandLineWords() throws {
+    let dir = try Support.scratch()
+    defer { Support.cleanUp(dir) }
+    let cases: [(String, String, TraceFileError.Code)] = [
+        ("card.json", "{\n  \"format\": \"felica-card/1\"\n}\n", .cardImage),
+        ("doc.json", "{\n  \"answer\": 42\n}\n", .otherJSON),
+    ]
+    for (name, text, code) in cases {
+        let path = dir + "/" + name
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        do throws(FeliCaError) {
+            _ = try Trace.load(path: path)
+            Issue.record("\(name) loaded as a trace")
+        } catch {
+            #expect(error.code == .badInput)
+            #expect(error.traceFileError?.code == code, "\(error.reason)")
+            #expect(error.traceFileError?.file == path)
+            #expect(!error.reason.contains("--") && !error.reason.contains("virtual:"), "\(error.reason)")
+        }
+    }
+}

@@ -35,7 +35,7 @@ struct DevicesCommand: CLICommand {
         let rows = readers + blocked + DeviceListing.virtualCards
         if json {
             JSONOut.print(.array(rows.map { r in
-                var o: JSONObject = ["stack": .string(r.stack), "name": .string(r.name), "device": .string(r.device), "state": .string(r.availability.state)]
+                var o: JSONObject = ["stack": .string(r.stack), "name": .string(r.name), "device": .string(r.device), "state": .string(ErrorHints.state(r.availability))]
                 // A built-in card's systems, with what the public lists say of each.
                 if case .virtual(.builtIn(let card), _)? = r.spec?.kind, let image = SampleCards.image(named: card) {
                     o.append("systems", .array(image.systems.map { JSONOut.system($0.code) }))
@@ -45,7 +45,7 @@ struct DevicesCommand: CLICommand {
             return ExitCode.ok
         }
         let header = ("STACK", "NAME", "DEVICE", "STATE")
-        let table = [header] + rows.map { ($0.stack, $0.name, $0.device, $0.availability.state) }
+        let table = [header] + rows.map { ($0.stack, $0.name, $0.device, ErrorHints.state($0.availability)) }
         let w0 = table.map(\.0.count).max()!, w1 = table.map(\.1.count).max()!, w2 = table.map(\.2.count).max()!
         for r in table {
             console.line(DumpCommand.pad(r.0, w0 + 2) + DumpCommand.pad(r.1, w1 + 2) + DumpCommand.pad(r.2, w2 + 2) + r.3)

@@ -46,21 +46,22 @@ final class PrivatePCSCD: Sendable {
         return help.contains("--disable-polkit") ? " --disable-polkit" : ""
     }()
 
-    /// Starts pcscd and waits until its socket exists.
-    init() throws {
+    /// Starts pcscd and waits until its socket exists; `readers: false` configures no
+    /// reader (the daemon runs with none connected).
+    init(readers: Bool = true) throws {
         let link = Self.socketLink
         port = try Self.freePortPair()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("felica-pcscd-\(getpid())-\(port)")
         let conf = directory.appendingPathComponent("reader.conf.d")
         try FileManager.default.createDirectory(at: conf, withIntermediateDirectories: true)
         let channel = "0x" + String(port, radix: 16)
-        try """
+        if readers { try """
             FRIENDLYNAME "Virtual PCD"
             DEVICENAME   /dev/null:\(channel)
             LIBPATH      /usr/lib/pcsc/drivers/serial/libifdvpcd.so
             CHANNELID    \(channel)
 
-            """.write(to: conf.appendingPathComponent("vpcd"), atomically: true, encoding: .utf8)
+            """.write(to: conf.appendingPathComponent("vpcd"), atomically: true, encoding: .utf8) }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
         // Root mounts directly; anyone else maps themselves to root in a user namespace.
