@@ -97,5 +97,17 @@ while read -r verdict rest; do
 done <"$work/verdicts"
 ((status == 0)) || fail "the checker ended with status $status"
 ((checks > 0)) || fail "the checker printed nothing"
+
+# Library errors name no option or command of the command line (`--trace`, `felica
+# devices`): felica adds those when it prints the error (FeliCaCLI/ErrorHints.swift). Lines
+# that build an error or its reason in a library module are checked (one-line literals;
+# FeliCaDiagnosis is what `felica doctor` prints, so it names them by design).
+cli_words=$(grep -rnE '(Error\(|reason = ).*(--[a-z]|`felica [a-z])' Sources --include='*.swift' |
+  grep -vE '^Sources/(FeliCaCLI|FeliCaSimCommands|FeliCaDiagnosis|felica|felica-sim)/' || true)
+if [[ -n $cli_words ]]; then
+  fail "a library error names a command-line word (the CLI adds it in ErrorHints): $cli_words"
+else
+  pass "library errors name no command-line option or command"
+fi
 note "$checks checks"
 stage_end
