@@ -59,9 +59,9 @@ let package = Package(
         .target(name: "FeliCaNDEF", dependencies: ["FeliCa", "FeliCaJSON"], swiftSettings: strict),
         .target(name: "FeliCaTrace", dependencies: ["FeliCa", "FeliCaJSON", "FeliCaFiles"], swiftSettings: strict),
         // Cards made of data: card images, the virtual card, the sample cards. Product, not test scaffolding.
-        .systemLibrary(
-            name: "CLibCrypto", pkgConfig: "libcrypto",
-            providers: [.apt(["libssl-dev"])]),
+        // OpenSSL's libcrypto loaded at first use (a C shim that dlopens libcrypto.so.3; its
+        // header from libssl-dev), so that commands without the card key do not pay for it.
+        .target(name: "CLibCrypto"),
         // The FeliCa Lite and Lite-S card key: session keys and MACs over 2-key Triple-DES from
         // OpenSSL's libcrypto (the only importer of CLibCrypto), and the mutual authentication
         // through a card session.

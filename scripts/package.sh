@@ -79,8 +79,9 @@ case "$target" in
     swift_depends=""
     # Loaded at first use (dlopen) rather than linked, so dpkg-shlibdeps does not see them:
     # libcurl for `watch --post` (CURLOPT_PROTOCOLS_STR is 7.85's), libmosquitto for --mqtt
-    # (mosquitto_connect_async and the 5.0-era calls used are all in 1.6, Debian 11's).
-    dlopen_depends="libcurl4 (>= 7.85.0), libmosquitto1 (>= 1.6)"
+    # (mosquitto_connect_async and the 5.0-era calls used are all in 1.6, Debian 11's),
+    # libcrypto (libssl3) for the Lite-S card key (the EVP calls used are all in OpenSSL 3.0).
+    dlopen_depends="libcurl4 (>= 7.85.0), libmosquitto1 (>= 1.6), libssl3 (>= 3.0.0)"
     strip_tool=strip
     echo "package: building (release, static Swift runtime, in $scratch)" >&2
     ;;
@@ -132,8 +133,8 @@ case "$target" in
     swift_series="$(dpkg-query -W -f '${Version}' libswiftlang | grep -oE '^[0-9]+\.[0-9]+')"
     [[ -n "$swift_series" ]] || { echo "package: libswiftlang is not installed in the trixie root" >&2; exit 1; }
     swift_depends="libswiftlang (<< ${swift_series%.*}.$((${swift_series#*.} + 1))~)"
-    # As for bookworm; trixie's libcurl has the t64 name.
-    dlopen_depends="libcurl4t64 (>= 7.85.0), libmosquitto1 (>= 1.6)"
+    # As for bookworm; trixie's libcurl and libssl have the t64 names.
+    dlopen_depends="libcurl4t64 (>= 7.85.0), libmosquitto1 (>= 1.6), libssl3t64 (>= 3.0.0)"
     shlibdeps_flags=(-S"$(realpath "$swiftlang_tree")")
     echo "package: building (release, Debian's Swift $(swift --version 2>&1 | grep -o 'version [0-9.]*' | head -n 1), for $arch, in $scratch)" >&2
     ;;

@@ -12,6 +12,7 @@
 #  - The card pulled after each exchange of an ndef write in turn: the next felica ndef
 #    shows the old message, the new one, or says the write was interrupted; never a cut
 #    message as whole.
+#  - Without libcrypto (loaded at first use), read --mac says which library and package.
 #  - --save-writes keeps the card's writes in a new image; the --card file is unchanged.
 source "$(dirname "$0")/lib.sh"
 stage_workdir
@@ -107,6 +108,21 @@ if ((rc1 == 0 && rc2 == 1)) && [[ $(wc -l <"$work/mac.out") == 5 ]] && grep -q "
   pass "felica read --mac: checked with the card's key, refused with another ($(head -c 100 "$work/mac2.err"))"
 else
   fail "felica read --mac: exit $rc1 with the key, $rc2 with another: $(cat "$work/mac.err" "$work/mac2.err")"
+fi
+# libcrypto is loaded at first use (the card key), not linked. FELICA_TEST_LIBCRYPTO names the
+# file the loader looks for instead of libcrypto.so.3: a real dlopen of a library this machine
+# lacks (the emulator, already running, keeps its own libcrypto).
+needed=$(readelf -d "$felica" | grep NEEDED)
+[[ $needed != *libcrypto* ]] && pass "felica does not link libcrypto (not in DT_NEEDED)" \
+  || fail "felica links libcrypto (DT_NEEDED), so every start pays for it: $needed"
+FELICA_TEST_LIBCRYPTO=libcrypto-absent.so.3 timeout 30 "$felica" read --mac --card-key "$key" --service 000b --blocks 0-4 \
+  --device "$dev" >"$work/nocrypto.out" 2>"$work/nocrypto.err"
+rc=$?
+if ((rc != 0)) && [[ ! -s "$work/nocrypto.out" ]] && grep -q "libcrypto-absent.so.3" "$work/nocrypto.err" \
+  && grep -q "install the libssl3 package" "$work/nocrypto.err"; then
+  pass "without libcrypto, read --mac says which library and which package (exit $rc): $(head -1 "$work/nocrypto.err" | head -c 200)"
+else
+  fail "without libcrypto: read --mac exit $rc: $(cat "$work/nocrypto.out" "$work/nocrypto.err")"
 fi
 stop_pn532
 if cmp -s "$work/lite.json" "$work/lite.orig.json" && python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])).get("cardKey") != sys.argv[2])' "$work/saved.json" "$key"; then
