@@ -45,6 +45,38 @@ public enum FeliCaCommandLine {
         return ExitCode.ok
     }
 
+    /// `felica --version`, `--help`, `--generate-completion-script` and `--generate-manual`
+    /// answered without Swift concurrency: an `await` in the program's top-level code starts
+    /// its threads, a few milliseconds of a `--version`. The exit code when the command line
+    /// was one of those (answered here, exactly as ``felica()`` would); nil when it is anything
+    /// else, a usage error included, for ``felica()`` to run.
+    public static func felicaWithoutWaiting() -> Int32? {
+        guard case .success(let arguments) = RawArguments.current(),
+              let outcome = try? ArgumentParser(root: FelicaRoot.self, version: version).parse(arguments)
+        else { return nil }
+        return answer(outcome, FelicaRoot.self)
+    }
+
+    /// The output and exit code of an outcome that runs no command (the version, a help, a
+    /// completion script, the manual); nil for a command to run.
+    private static func answer(_ outcome: ParseOutcome, _ root: any CLICommand.Type) -> Int32? {
+        if case .run = outcome { return nil }
+        let console = Console()
+        switch outcome {
+        case .version:
+            console.line(version)
+        case .help(let command, let path):
+            console.out(HelpFormatter.help(command, path: path, root: root))
+        case .completion(let shell):
+            console.out(CompletionScript.script(for: root, shell: shell))
+        case .manual:
+            console.out(ManualPage.page(for: root, version: version))
+        case .run:
+            break
+        }
+        return console.finish(ExitCode.ok)
+    }
+
     /// Runs a command line of `root`'s program; returns the exit code.
     package static func run(_ root: any CLICommand.Type, _ arguments: [String]) async -> Int32 {
         let parser = ArgumentParser(root: root, version: version)
@@ -55,23 +87,10 @@ public enum FeliCaCommandLine {
             Console().diag(usageError(error.error, error.command, error.path))
             return ExitCode.usage
         }
+        if let code = answer(outcome, root) { return code }
         switch outcome {
-        case .version:
-            let console = Console()
-            console.line(version)
-            return console.finish(ExitCode.ok)
-        case .help(let command, let path):
-            let console = Console()
-            console.out(HelpFormatter.help(command, path: path, root: root))
-            return console.finish(ExitCode.ok)
-        case .completion(let shell):
-            let console = Console()
-            console.out(CompletionScript.script(for: root, shell: shell))
-            return console.finish(ExitCode.ok)
-        case .manual:
-            let console = Console()
-            console.out(ManualPage.page(for: root, version: version))
-            return console.finish(ExitCode.ok)
+        case .version, .help, .completion, .manual:
+            return ExitCode.ok  // answered above
         case .run(let type, let parsed, let path):
             let console = Console(verbose: parsed.declares(GlobalOptions.verbose) && parsed.flag(GlobalOptions.verbose))
             let command: any CLICommand

@@ -4,4 +4,5 @@ import FeliCaCLI
 import Glibc
 #endif
 
+if let code = FeliCaCommandLine.felicaWithoutWaiting() { exit(code) }
 exit(await FeliCaCommandLine.felica())
