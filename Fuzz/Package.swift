@@ -25,7 +25,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "FuzzVirtualCard",
-            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaSimulation", package: "felica")],
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaCards", package: "felica"), .product(name: "FeliCaSimulation", package: "felica")],
             swiftSettings: strict),
         .executableTarget(
             name: "FuzzArguments",
@@ -34,15 +34,15 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "FuzzPN532",
-            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaReaderCodecs", package: "felica"), .product(name: "FeliCaSimulation", package: "felica"), .product(name: "FeliCaEmulators", package: "felica")],
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaReaderCodecs", package: "felica"), .product(name: "FeliCaCards", package: "felica"), .product(name: "FeliCaSimulation", package: "felica"), .product(name: "FeliCaEmulators", package: "felica")],
             swiftSettings: strict),
         .executableTarget(
             name: "FuzzPort100",
-            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaReaderCodecs", package: "felica"), .product(name: "FeliCaSimulation", package: "felica"), .product(name: "FeliCaEmulators", package: "felica")],
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaReaderCodecs", package: "felica"), .product(name: "FeliCaCards", package: "felica"), .product(name: "FeliCaSimulation", package: "felica"), .product(name: "FeliCaEmulators", package: "felica")],
             swiftSettings: strict),
         .executableTarget(
             name: "FuzzPCSC",
-            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaReaderCodecs", package: "felica"), .product(name: "FeliCaSimulation", package: "felica"), .product(name: "FeliCaEmulators", package: "felica"),
+            dependencies: ["FuzzSupport", .product(name: "FeliCa", package: "felica"), .product(name: "FeliCaReaderCodecs", package: "felica"), .product(name: "FeliCaCards", package: "felica"), .product(name: "FeliCaSimulation", package: "felica"), .product(name: "FeliCaEmulators", package: "felica"),
                            .product(name: "FeliCaPCSC", package: "felica")],
             swiftSettings: strict),
         .executableTarget(

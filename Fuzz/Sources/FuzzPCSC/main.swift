@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaCards
 import FeliCaReaderCodecs
 import FeliCaPCSC
 import FeliCaEmulators

@@ -1,4 +1,5 @@
 import FeliCa
+import FeliCaCards
 import FeliCaSimulation
 import FuzzSupport
 
