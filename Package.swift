@@ -94,9 +94,9 @@ let package = Package(
             name: "FeliCaDevices",
             dependencies: ["FeliCa", "FeliCaCards", "FeliCaSimulation", "FeliCaTrace", "FeliCaLibNFC", "FeliCaPN532", "FeliCaPCSC", "FeliCaUSB", "FeliCaReaderCodecs", "FeliCaTransportSupport"],
             swiftSettings: strict),
-        .systemLibrary(
-            name: "CSQLite", pkgConfig: "sqlite3",
-            providers: [.apt(["libsqlite3-dev"])]),
+        // SQLite loaded at first use (a C shim that dlopens libsqlite3.so.0; its header from
+        // libsqlite3-dev), so that commands keeping no history do not pay for it.
+        .target(name: "CSQLite"),
         // History kept across readings: SQLite database, merge by card and sequence, CSV export.
         .target(name: "FeliCaLog", dependencies: ["FeliCa", "FeliCaCards", "FeliCaFiles", "CSQLite"], swiftSettings: strict),
         // libcurl loaded at first use (dlopen), not linked: only its header (libcurl4-openssl-dev)

@@ -80,8 +80,9 @@ case "$target" in
     # Loaded at first use (dlopen) rather than linked, so dpkg-shlibdeps does not see them:
     # libcurl for `watch --post` (CURLOPT_PROTOCOLS_STR is 7.85's), libmosquitto for --mqtt
     # (mosquitto_connect_async and the 5.0-era calls used are all in 1.6, Debian 11's),
-    # libcrypto (libssl3) for the Lite-S card key (the EVP calls used are all in OpenSSL 3.0).
-    dlopen_depends="libcurl4 (>= 7.85.0), libmosquitto1 (>= 1.6), libssl3 (>= 3.0.0)"
+    # libcrypto (libssl3) for the Lite-S card key (the EVP calls used are all in OpenSSL 3.0),
+    # SQLite for the history (sqlite3_system_errno is 3.12's).
+    dlopen_depends="libcurl4 (>= 7.85.0), libmosquitto1 (>= 1.6), libssl3 (>= 3.0.0), libsqlite3-0 (>= 3.12.0)"
     strip_tool=strip
     echo "package: building (release, static Swift runtime, in $scratch)" >&2
     ;;
@@ -134,7 +135,7 @@ case "$target" in
     [[ -n "$swift_series" ]] || { echo "package: libswiftlang is not installed in the trixie root" >&2; exit 1; }
     swift_depends="libswiftlang (<< ${swift_series%.*}.$((${swift_series#*.} + 1))~)"
     # As for bookworm; trixie's libcurl and libssl have the t64 names.
-    dlopen_depends="libcurl4t64 (>= 7.85.0), libmosquitto1 (>= 1.6), libssl3t64 (>= 3.0.0)"
+    dlopen_depends="libcurl4t64 (>= 7.85.0), libmosquitto1 (>= 1.6), libssl3t64 (>= 3.0.0), libsqlite3-0 (>= 3.12.0)"
     shlibdeps_flags=(-S"$(realpath "$swiftlang_tree")")
     echo "package: building (release, Debian's Swift $(swift --version 2>&1 | grep -o 'version [0-9.]*' | head -n 1), for $arch, in $scratch)" >&2
     ;;

@@ -48,6 +48,7 @@ public final class HistoryStore {
     /// ``applicationID``) or was written by a newer felica is refused before a byte of it
     /// changes.
     public init(path: String, busyTimeoutMilliseconds: Int32 = 15_000, upTo version: Int = HistoryStore.schemaVersion) throws(HistoryError) {
+        try SQLiteConnection.load()
         if try !Self.createFile(path) {
             _ = try Self.inspect(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         }

@@ -32,29 +32,45 @@ final class SQLiteConnection {
 
     /// Opens the database at `path`, which must exist.
     init(path: String, access: Access, busyTimeout milliseconds: Int32) throws(HistoryError) {
+        try Self.load()
         self.path = path
         busyTimeout = milliseconds
         var db: OpaquePointer?
         let rc: Int32
         switch access {
         case .readWrite:
-            rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
+            rc = felica_sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
         case .readOnly:
-            rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
+            rc = felica_sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
         case .immutable:
-            rc = sqlite3_open_v2(Self.uri(path) + "?mode=ro&immutable=1", &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nil)
+            rc = felica_sqlite3_open_v2(Self.uri(path) + "?mode=ro&immutable=1", &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nil)
         }
         guard rc == SQLITE_OK, let db else {
-            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            sqlite3_close(db)
+            let message = db.map { String(cString: felica_sqlite3_errmsg($0)) } ?? "out of memory"
+            felica_sqlite3_close(db)
             throw HistoryError(.cannotOpen, "cannot open the history database \(path): \(message)")
         }
         handle = db
-        sqlite3_extended_result_codes(db, 1)
-        sqlite3_busy_timeout(db, milliseconds)
+        felica_sqlite3_extended_result_codes(db, 1)
+        felica_sqlite3_busy_timeout(db, milliseconds)
     }
 
-    deinit { sqlite3_close(handle) }
+    deinit { felica_sqlite3_close(handle) }
+
+    /// Throws when SQLite could not be loaded: before anything is created for a database.
+    static func load() throws(HistoryError) {
+        if let unavailable { throw HistoryError(.cannotOpen, unavailable) }
+    }
+
+    /// SQLite loaded (`libsqlite3.so.0`), once per process: nil when loaded, else what failed
+    /// and the package that brings it. felica does not link SQLite, so that a start that
+    /// keeps no history does not pay for binding it.
+    private static let unavailable: String? = {
+        var message = [CChar](repeating: 0, count: 512)
+        guard felica_sqlite_load(&message, message.count) != 0 else { return nil }
+        let why = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return "the history database needs SQLite, which could not be loaded (\(why)); install the libsqlite3-0 package"
+    }()
 
     /// `file:` URI of a path: every byte outside the unreserved set percent-encoded, so a
     /// `?`, `#` or `%` in a file name stays part of the name.
@@ -81,13 +97,13 @@ final class SQLiteConnection {
         switch rc {
         case SQLITE_OK, SQLITE_ROW, SQLITE_DONE: return rc
         default:
-            let message = String(cString: sqlite3_errmsg(handle))
+            let message = String(cString: felica_sqlite3_errmsg(handle))
             let primary = rc & 0xFF
             if primary == SQLITE_BUSY || primary == SQLITE_LOCKED {
                 let waited = busyTimeout >= 1000 && busyTimeout % 1000 == 0 ? "\(busyTimeout / 1000) s" : "\(busyTimeout) ms"
                 throw HistoryError(.busy, "the history database \(path) stayed locked by another process for \(waited) while \(activity)")
             }
-            if primary == SQLITE_FULL || (primary == SQLITE_IOERR && sqlite3_system_errno(handle) == ENOSPC) {
+            if primary == SQLITE_FULL || (primary == SQLITE_IOERR && felica_sqlite3_system_errno(handle) == ENOSPC) {
                 // A disk I/O error whose cause is a full disk (extending the -shm or -wal file).
                 throw HistoryError(.sqlite, "no space left on the device holding the history database \(path) while \(activity): free some space and run the command again")
             }
@@ -100,13 +116,13 @@ final class SQLiteConnection {
 
     /// Runs SQL that returns no rows (one or more statements).
     func exec(_ sql: String) throws(HistoryError) {
-        try check(sqlite3_exec(handle, sql, nil, nil, nil))
+        try check(felica_sqlite3_exec(handle, sql))
     }
 
     /// Prepares one statement.
     func prepare(_ sql: String) throws(HistoryError) -> Statement {
         var stmt: OpaquePointer?
-        try check(sqlite3_prepare_v2(handle, sql, -1, &stmt, nil))
+        try check(felica_sqlite3_prepare_v2(handle, sql, -1, &stmt, nil))
         guard let stmt else { throw HistoryError(.sqlite, "history database \(path): \(activity): an empty statement") }
         return Statement(stmt, connection: self)
     }
@@ -142,19 +158,19 @@ final class SQLiteConnection {
             self.stmt = stmt; self.connection = connection
         }
 
-        deinit { sqlite3_finalize(stmt) }
+        deinit { felica_sqlite3_finalize(stmt) }
 
         /// Binds values to ?1, ?2, ... in order (nil binds NULL).
         func bind(_ values: [SQLValue?]) throws(HistoryError) {
-            try connection.check(sqlite3_reset(stmt))
-            sqlite3_clear_bindings(stmt)
+            try connection.check(felica_sqlite3_reset(stmt))
+            felica_sqlite3_clear_bindings(stmt)
             for (i, v) in values.enumerated() {
                 let index = Int32(i + 1)
                 let rc: Int32
                 switch v {
-                case nil: rc = sqlite3_bind_null(stmt, index)
-                case .int(let n)?: rc = sqlite3_bind_int64(stmt, index, Int64(n))
-                case .text(let s)?: rc = sqlite3_bind_text(stmt, index, s, -1, felica_sqlite_transient())
+                case nil: rc = felica_sqlite3_bind_null(stmt, index)
+                case .int(let n)?: rc = felica_sqlite3_bind_int64(stmt, index, Int64(n))
+                case .text(let s)?: rc = felica_sqlite3_bind_text_transient(stmt, index, s)
                 }
                 try connection.check(rc)
             }
@@ -162,12 +178,12 @@ final class SQLiteConnection {
 
         /// Steps once: true when a row is ready, false when done.
         func step() throws(HistoryError) -> Bool {
-            try connection.check(sqlite3_step(stmt)) == SQLITE_ROW
+            try connection.check(felica_sqlite3_step(stmt)) == SQLITE_ROW
         }
 
         /// Ends the statement's run, releasing what it holds (its read of the database).
         func reset() {
-            sqlite3_reset(stmt)
+            felica_sqlite3_reset(stmt)
         }
 
         /// Binds, steps once and reads the first row with `read` (nil when there is none),
@@ -186,11 +202,11 @@ final class SQLiteConnection {
         }
 
         func int(_ column: Int32) -> Int? {
-            sqlite3_column_type(stmt, column) == SQLITE_NULL ? nil : Int(sqlite3_column_int64(stmt, column))
+            felica_sqlite3_column_type(stmt, column) == SQLITE_NULL ? nil : Int(felica_sqlite3_column_int64(stmt, column))
         }
 
         func text(_ column: Int32) -> String? {
-            guard let p = sqlite3_column_text(stmt, column) else { return nil }
+            guard let p = felica_sqlite3_column_text(stmt, column) else { return nil }
             return String(cString: p)
         }
     }

@@ -33,6 +33,19 @@ EOF
 grep -q "9 records read, 0 added, 9 already kept" "$tmp/add2" && pass "reading the same card twice adds nothing" \
   || fail "second log add: $(cat "$tmp/add2")"
 
+# ---- SQLite is loaded at first use, not linked: without it, a clear error ---------------------
+# FELICA_TEST_LIBSQLITE names the file the loader looks for instead of libsqlite3.so.0: a real
+# dlopen of a library this machine lacks.
+needed=$(readelf -d "$felica" | grep NEEDED)
+[[ $needed != *libsqlite* ]] && pass "felica does not link SQLite (not in DT_NEEDED)" \
+  || fail "felica links SQLite (DT_NEEDED), so every start pays for it: $needed"
+out="$(FELICA_TEST_LIBSQLITE=libsqlite3-absent.so.0 "$felica" log add --device virtual:suica --db "$tmp/nosqlite.sqlite3" 2>&1)"; st=$?
+if ((st != 0)) && [[ $out == *"libsqlite3-absent.so.0"* && $out == *"install the libsqlite3-0 package"* && ! -e "$tmp/nosqlite.sqlite3" ]]; then
+  pass "without SQLite, log add says which library and which package (exit $st), no file made: $(head -1 <<<"$out" | head -c 200)"
+else
+  fail "without SQLite: log add exit $st: $out"
+fi
+
 # ---- CSV parsed back by Python's csv module -----------------------------------------------
 db="$tmp/claims.sqlite3"
 "$felica" log add --device virtual:wallet --db "$db" >/dev/null 2>&1 && "$felica" log add --device virtual:suica --db "$db" >/dev/null 2>&1 \

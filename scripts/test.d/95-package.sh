@@ -269,15 +269,15 @@ else
 fi
 deb="$(ls .build/package/bookworm-amd64/felica_*.deb)" simdeb="$(ls .build/package/bookworm-amd64/felica-sim_*.deb)"
 for p in "$deb" "$simdeb"; do note "$(basename "$p"): $(du -k "$p" | cut -f1) KiB, installed $(dpkg-deb -f "$p" Installed-Size) KiB; Depends: $(dpkg-deb -f "$p" Depends)"; done
-# libcurl, libmosquitto and libcrypto are loaded at first use (watch --post, --mqtt, the Lite-S
-# card key), not linked: not in DT_NEEDED, so Depends names them explicitly (dpkg-shlibdeps
+# libcurl, libmosquitto, libcrypto and SQLite are loaded at first use (watch --post, --mqtt,
+# the Lite-S card key, the history), not linked: not in DT_NEEDED, so Depends names them explicitly (dpkg-shlibdeps
 # cannot see them).
 for p in "$deb" "$simdeb"; do
-  for lib in libcurl4 libmosquitto1 libssl3; do
+  for lib in libcurl4 libmosquitto1 libssl3 libsqlite3-0; do
     if dpkg-deb -f "$p" Depends | grep -qE "(^|, )$lib"; then
       pass "$(basename "$p") depends on $lib ($(dpkg-deb -f "$p" Depends | grep -oE "$lib[^,]*"))"
     else
-      fail "$(basename "$p")'s Depends lacks $lib (loaded by watch --post/--mqtt, the card key): $(dpkg-deb -f "$p" Depends)"
+      fail "$(basename "$p")'s Depends lacks $lib (loaded by watch --post/--mqtt, the card key, the history): $(dpkg-deb -f "$p" Depends)"
     fi
   done
 done
@@ -291,10 +291,10 @@ for p in felica felica-sim; do
   needed="$(readelf -d "$work/unpacked/usr/bin/$p" 2>/dev/null | grep -oE 'NEEDED.*\[[^]]*\]' | grep -oE '\[[^]]*\]' | tr -d '[]' | tr '\n' ' ')"
   if [[ -z "$needed" ]]; then
     fail "readelf could not read $p's dynamic section"
-  elif [[ "$needed" == *libcurl* || "$needed" == *libmosquitto* || "$needed" == *libcrypto* ]]; then
-    fail "$p links libcurl, libmosquitto or libcrypto (DT_NEEDED), which every start then pays for: $needed"
+  elif [[ "$needed" == *libcurl* || "$needed" == *libmosquitto* || "$needed" == *libcrypto* || "$needed" == *libsqlite* ]]; then
+    fail "$p links libcurl, libmosquitto, libcrypto or SQLite (DT_NEEDED), which every start then pays for: $needed"
   else
-    pass "$p links none of libcurl, libmosquitto, libcrypto: DT_NEEDED $needed"
+    pass "$p links none of libcurl, libmosquitto, libcrypto, SQLite: DT_NEEDED $needed"
   fi
 done
 for p in felica felica-sim; do
