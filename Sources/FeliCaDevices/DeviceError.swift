@@ -20,7 +20,7 @@ public struct DeviceError: Error, Hashable, Sendable, CustomStringConvertible {
         /// An option was given for a kind of device it does not apply to (a PC/SC dialect for a USB reader).
         public static let inapplicableOption = Code(.inapplicableOption)
         /// No device was given and no stack found a reader. It reaches callers inside a
-        /// `FeliCaError` whose code is `noReader`, as ``FeliCa/FeliCaError/deviceError``.
+        /// `FeliCaError` whose code is `noReader`, as `FeliCaError.deviceError`.
         public static let noReaderFound = Code(.noReaderFound)
 
         public var description: String { base.rawValue }

@@ -4,7 +4,7 @@ import FeliCaCards
 /// One transaction as the history database keeps it, typed: the card, the purse, the day
 /// and time as the purse keeps them, what kind of transaction, the names of its stations
 /// resolved when it was saved. Text only where the database, CSV and OFX are written
-/// (``dayText``, ``timeText``, ``TransactionKind/rawValue``).
+/// (``dayText``, ``timeText``, `TransactionKind.rawValue`).
 public struct KeptRecord: Hashable, Sendable {
     /// The card.
     public var card: IDm
@@ -13,7 +13,7 @@ public struct KeptRecord: Hashable, Sendable {
     /// The card's sequence number for the record; nil when the purse numbers none.
     public var sequence: Int?
     /// The day, in the card's own time zone, and the time of day to the precision the purse
-    /// keeps (``PurseProfile/recordTime``): none for a transit record, seconds for Edy.
+    /// keeps (`PurseProfile.recordTime`): none for a transit record, seconds for Edy.
     public var date: CardDate
     /// What kind of transaction.
     public var kind: TransactionKind

@@ -9,7 +9,7 @@ enum PCSCPhase {
 
 /// PC/SC's own failure that the FeliCa layer has no code for: the daemon is not running, or
 /// no reader is connected to it. It reaches callers inside a `FeliCaError` whose code is
-/// `noReader` (a reader cannot be had), as ``FeliCa/FeliCaError/pcscError``.
+/// `noReader` (a reader cannot be had), as `FeliCaError.pcscError`.
 public struct PCSCError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong.
     public enum Code: String, Hashable, Sendable {

@@ -41,7 +41,7 @@ public struct PCSCReaderInfo: Hashable, Sendable {
     public var inUse: Bool
 
     /// Every PC/SC reader with its state, read at once (no waiting). Throws `.noReader`
-    /// with a ``PCSCError`` (``FeliCa/FeliCaError/pcscError``) when pcscd is not running; no readers is an empty list.
+    /// with a ``PCSCError`` (`FeliCaError.pcscError`) when pcscd is not running; no readers is an empty list.
     public static func list() async throws(FeliCaError) -> [PCSCReaderInfo] {
         let thread = DeviceThread(name: "felica.pcsc.list")
         defer { thread.stop() }

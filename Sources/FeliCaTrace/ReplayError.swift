@@ -2,7 +2,7 @@ import FeliCa
 
 /// How a replay failed: the code under test left its recording. Through the `Transport`
 /// protocol a ``TraceReplay`` throws it inside a `FeliCaError` (code
-/// `transportFailure`, the same reason); ``FeliCa/FeliCaError/replayError`` takes it out.
+/// `transportFailure`, the same reason); `FeliCaError.replayError` takes it out.
 public struct ReplayError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong.
     public enum Code: String, Hashable, Sendable {

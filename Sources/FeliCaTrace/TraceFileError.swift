@@ -2,7 +2,7 @@ import FeliCa
 
 /// Why a file given as a trace is not one, when it is a document of another kind. It
 /// reaches callers inside a `FeliCaError` (code `badInput`), as
-/// ``FeliCa/FeliCaError/traceFileError``, so a caller can say how such a file is used.
+/// `FeliCaError.traceFileError`, so a caller can say how such a file is used.
 public struct TraceFileError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What the file is instead.
     public enum Code: String, Hashable, Sendable {

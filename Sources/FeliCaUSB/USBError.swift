@@ -1,7 +1,7 @@
 import FeliCa
 
 /// The USB layer's own failure that the FeliCa layer has no code for. It reaches callers
-/// inside a `FeliCaError` (code `noReader`), as ``FeliCa/FeliCaError/usbError``.
+/// inside a `FeliCaError` (code `noReader`), as `FeliCaError.usbError`.
 public struct USBError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong.
     public enum Code: String, Hashable, Sendable {
