@@ -37,10 +37,13 @@ final class HostileTransport: Transport {
             func next() -> UInt8 { script.popFirst() ?? 0 }
             guard let op = script.popFirst() else { return .success(genuine) }
             var reply = genuine ?? []
-            // Silence to a Polling or a Request System Code is an answer of sorts ("not this
-            // system", "no such command": old cards lack it, and the session then probes a
-            // list of codes), so it counts as a changed reply; elsewhere silence is a loss.
-            let meaningfulSilence = packet.count > 1 && (packet[1] == 0x00 || packet[1] == 0x0C)
+            // Silence to a Polling, a Request System Code, a Search Service Code or a Request
+            // Block Information is an answer of sorts ("not this system", "no such command":
+            // old cards lack the last three, or stop answering Search Service Code part-way,
+            // and a dump then probes a list of codes, sweeps the services with Request
+            // Service, or reads each service to its end), so it counts as a changed reply;
+            // elsewhere silence is a loss.
+            let meaningfulSilence = packet.count > 1 && [0x00, 0x0C, 0x0A, 0x0E].contains(packet[1])
             if ![0, 6, 7, 8].contains(op % 10) || (op % 10 == 6 && meaningfulSilence) {
                 self.contentEdited.store(true, ordering: .relaxed)
             }
@@ -124,9 +127,12 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             precondition(image == genuineImage, "replies were lost, not changed, yet the dump differs")
         }
         // Every exchange consumed at most one edit; past the script the card is genuine,
-        // so the work is bounded by the script plus two honest reads of the wallet.
+        // so the work is bounded by the script, two honest reads of the wallet, and a
+        // Request Service sweep per system for a card that stopped answering Search Service
+        // Code (the dump's fallback: each candidate code at most once, even one at a time).
         let used = transport.exchanges.load(ordering: .relaxed)
-        precondition(used <= bytes.count + 400, "\(used) exchanges for a \(bytes.count)-byte script")
+        let sweeps = (genuineImage?.systems.count ?? 0) * CardImage.sweepCandidates.count
+        precondition(used <= bytes.count + 400 + sweeps, "\(used) exchanges for a \(bytes.count)-byte script")
     }
     return 0
 }

@@ -16,13 +16,11 @@
 #           installed with apt into a throwaway copy of the root (an overlay) and run
 #           there: a balance from a virtual card, man felica, and a balance through the
 #           emulated RC-S380 (felica-sim rcs380 on umockdev).
-# Run by hand, as root (or with sudo), after the main toolchain's debug build (its felica
-# gives the expected balance, its felica-sim the PN532 emulator):
-#   swift build && scripts/trixie/check.sh
-#   FELICA_TRIXIE_PARTS=amd64 scripts/trixie/check.sh
-# Not a stage of scripts/test.sh: a first run (the root, three builds) takes longer than CI
-# can spare. Docs/install.md says what it shows.
-source "$(dirname "$0")/../test.d/lib.sh"
+# Run in CI by scripts/test.sh after the main toolchain's debug build (its felica gives the
+# expected balance, its felica-sim the PN532 emulator); needs root (or sudo). By hand:
+#   FELICA_BIN=$(swift build --show-bin-path) bash scripts/test.d/96-trixie.sh
+#   FELICA_TRIXIE_PARTS=amd64 FELICA_BIN=… bash scripts/test.d/96-trixie.sh
+source "$(dirname "$0")/lib.sh"
 stage_workdir
 
 parts=" ${FELICA_TRIXIE_PARTS:-swift arm64 amd64} "
@@ -85,7 +83,7 @@ package() {
     # Debian's Swift runtime (versioned: from its symbols, and not past the 6.0 series),
     # and the C libraries the program links.
     local want=(libswiftlang libc6) missing=()
-    [[ "$p" == felica ]] && want+=(libnfc6 libpcsclite1 libusb-1.0-0 libsqlite3-0 libcurl4t64 libmosquitto1)
+    [[ "$p" == felica ]] && want+=(libnfc6 libpcsclite1 libusb-1.0-0 libsqlite3-0 libcurl4t64 libmosquitto1 libssl3t64)
     [[ "$p" == felica-sim ]] && want+=(umockdev python3)
     for w in "${want[@]}"; do [[ ", $d," == *", $w "* || ", $d," == *", $w,"* ]] || missing+=("$w"); done
     if ((${#missing[@]} == 0)) && [[ "$d" =~ libswiftlang\ \(\>=\ 6\.0 && "$d" == *"libswiftlang (<< 6.1~)"* ]]; then
