@@ -24,7 +24,7 @@ status=0
 
 echo "== swift test" >&2
 if swift test --skip-build -Xswiftc -warnings-as-errors >"$log/swift-test.log" 2>&1; then
-  grep -E "^✔ Test run|Executed [0-9]+ tests" "$log/swift-test.log" | tail -n 2 >&2
+  grep -E "^✔ Test run with|Executed [0-9]+ tests" "$log/swift-test.log" | tail -n 2 >&2
 else
   grep -E "✘|error:|Fatal|crashed" "$log/swift-test.log" | head -n 100 >&2
   tail -n 3 "$log/swift-test.log" >&2
