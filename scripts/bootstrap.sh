@@ -28,6 +28,7 @@ test=(
   iproute2 util-linux procps
   man-db groff-base zsh fish
   lintian                 # 95-package checks the Debian packages
+  file                    # scripts/trixie-check.sh tells the arm64 program by its ELF header
   systemd                 # 95-package verifies the kiosk unit with systemd-analyze
   mosquitto mosquitto-clients   # 73-delivery: a real MQTT broker and subscriber
   openssl                 # 73-delivery: a self-signed certificate for the HTTPS check

@@ -34,7 +34,7 @@ for part in $parts; do
     || { fail "FELICA_TRIXIE_PARTS: unknown part '$part' (swift, arm64, amd64)"; stage_end; }
 done
 tools=(debootstrap unshare chroot dpkg-deb)
-[[ "$parts" == *" arm64 "* ]] && tools+=(qemu-aarch64-static)
+[[ "$parts" == *" arm64 "* ]] && tools+=(qemu-aarch64-static file)
 for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null || { fail "$tool is missing (run scripts/bootstrap.sh): nothing of Debian 13 was checked"; stage_end; }
 done

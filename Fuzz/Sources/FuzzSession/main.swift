@@ -43,7 +43,7 @@ final class HostileTransport: Transport {
             // and a dump then probes a list of codes, sweeps the services with Request
             // Service, or reads each service to its end), so it counts as a changed reply;
             // elsewhere silence is a loss.
-            let meaningfulSilence = packet.count > 1 && [0x00, 0x0C, 0x0A, 0x0E].contains(packet[1])
+            let meaningfulSilence = packet.count > 1 && CommandCode(rawValue: packet[1]).map(answeredBySilence.contains) == true
             if ![0, 6, 7, 8].contains(op % 10) || (op % 10 == 6 && meaningfulSilence) {
                 self.contentEdited.store(true, ordering: .relaxed)
             }
@@ -81,6 +81,9 @@ final class HostileTransport: Transport {
 
     func close() async {}
 }
+
+/// Commands a card may leave unanswered because it lacks them (see `exchange`).
+let answeredBySilence: Set<CommandCode> = [.polling, .requestSystemCode, .searchServiceCode, .requestBlockInformation]
 
 let card = try! VirtualCard.named("wallet")
 
