@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Debian 13 (trixie) with its own Swift (swiftlang 6.0.3), in the trixie root that
 # scripts/trixie-root.sh makes (debootstrap; kept under .build/trixie, so a second run is
-# quick). Three parts, chosen with FELICA_TRIXIE_PARTS (default: swift arm64; amd64 costs
-# another release build, ~5 min):
+# quick). Three parts, chosen with FELICA_TRIXIE_PARTS (default: all three):
 #   swift   every product and test target builds with Swift 6.0.3, warnings as errors, and
 #           the Swift tests pass with it, in that root (its pcscd, vpcd, umockdev, libnfc,
 #           fish 4, zsh);
@@ -17,22 +16,47 @@
 #           installed with apt into a throwaway copy of the root (an overlay) and run
 #           there: a balance from a virtual card, man felica, and a balance through the
 #           emulated RC-S380 (felica-sim rcs380 on umockdev).
-# Run by hand, not by scripts/test.sh: cold (the root, the 6.0.3 build, the arm64 release
-# build) it adds ~14 minutes to a CI run that already takes ~28. As root (or with sudo),
-# after the main toolchain's debug build (its felica gives the expected balance, its
-# felica-sim the PN532 emulator):
+# Stage 96 of scripts/test.sh runs it. Cold, the root and the three builds take ~17 minutes
+# on two cores, so scripts/test.sh starts `scripts/trixie-check.sh prepare` (the root and the
+# builds, nothing checked) in the background at the lowest priority when it starts, and
+# the stage finds them done or nearly so; the stage then runs the same builds again
+# (quick: nothing changed) and checks. Needs root (or sudo), after the main toolchain's
+# debug build (its felica gives the expected balance, its felica-sim the PN532 emulator):
 #   swift build && FELICA_BIN=$(swift build --show-bin-path) scripts/trixie-check.sh
-#   FELICA_TRIXIE_PARTS="swift arm64 amd64" FELICA_BIN=… scripts/trixie-check.sh
+#   FELICA_TRIXIE_PARTS=arm64 FELICA_BIN=… scripts/trixie-check.sh
 here="$(cd "$(dirname "$0")/.." && pwd)"
 source "$here/scripts/test.d/lib.sh"
 cd "$here"   # lib.sh goes to the checkout from a stage's place, scripts/test.d
 stage_workdir
 
-parts=" ${FELICA_TRIXIE_PARTS:-swift arm64} "
+parts=" ${FELICA_TRIXIE_PARTS:-swift arm64 amd64} "
 for part in $parts; do
   [[ "$part" == swift || "$part" == arm64 || "$part" == amd64 ]] \
     || { fail "FELICA_TRIXIE_PARTS: unknown part '$part' (swift, arm64, amd64)"; stage_end; }
 done
+# prepare: the root and the builds the parts need, one after the other, each one's time
+# in .build/trixie/prepared (a line "<what> <seconds> <exit status>"); a failure is only
+# recorded: the checks below build again and report it.
+if [[ "${1:-}" == prepare ]]; then
+  record=.build/trixie/prepared
+  mkdir -p .build/trixie && : >"$record"
+  step() {
+    local what=$1 start=$(now_ms) rc=0
+    shift
+    "$@" >".build/trixie/prepare-$what.log" 2>&1 || rc=$?
+    echo "$what $((($(now_ms) - start) / 1000)) $rc" >>"$record"
+    return $rc
+  }
+  step root scripts/trixie-root.sh || exit 0
+  [[ "$parts" == *" swift "* ]] && step swift-build scripts/swift-6.0.sh build
+  [[ "$parts" == *" arm64 "* ]] && step package-arm64 scripts/package.sh --target trixie-arm64
+  [[ "$parts" == *" amd64 "* ]] && step package-amd64 scripts/package.sh --target trixie-amd64
+  exit 0
+fi
+if [[ -s .build/trixie/prepared ]]; then
+  note "prepared in the background before this stage (cold): $(awk '{printf "%s%s %s s%s", NR > 1 ? ", " : "", $1, $2, $3 == 0 ? "" : " (failed)"}' .build/trixie/prepared)"
+fi
+
 tools=(debootstrap unshare chroot dpkg-deb)
 [[ "$parts" == *" arm64 "* ]] && tools+=(qemu-aarch64-static file)
 for tool in "${tools[@]}"; do

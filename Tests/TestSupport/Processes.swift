@@ -27,7 +27,8 @@ public enum Executables {
     public static func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
     /// This process's environment with the settings that would leak into a test removed
-    /// (a user's `FELICA_DEVICE`, libnfc's auto-scan, colour and terminal width), the built
+    /// (a user's `FELICA_DEVICE`, libnfc's auto-scan, colour and terminal width, a PC/SC
+    /// test's private pcscd), the built
     /// executables first on `PATH`, and `overrides` applied last.
     public static func environment(_ overrides: [String: String] = [:]) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
@@ -36,6 +37,9 @@ public enum Executables {
         env["LIBNFC_LOG_LEVEL"] = "0"
         env["COLUMNS"] = nil
         env["NO_COLOR"] = nil
+        // A PC/SC test points this process at its private pcscd (whose virtual reader holds
+        // a card); a program another test starts meanwhile must not find that reader.
+        env["PCSCLITE_CSOCK_NAME"] = nil
         env["PATH"] = directory.path + ":" + (env["PATH"] ?? "/usr/bin:/bin")
         for (k, v) in overrides { env[k] = v }
         return env
