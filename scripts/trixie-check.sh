@@ -23,7 +23,9 @@
 # felica-sim the PN532 emulator):
 #   swift build && FELICA_BIN=$(swift build --show-bin-path) scripts/trixie-check.sh
 #   FELICA_TRIXIE_PARTS="swift arm64 amd64" FELICA_BIN=… scripts/trixie-check.sh
-source "$(dirname "$0")/test.d/lib.sh"
+here="$(cd "$(dirname "$0")/.." && pwd)"
+source "$here/scripts/test.d/lib.sh"
+cd "$here"   # lib.sh goes to the checkout from a stage's place, scripts/test.d
 stage_workdir
 
 parts=" ${FELICA_TRIXIE_PARTS:-swift arm64} "
