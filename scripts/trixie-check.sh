@@ -86,6 +86,36 @@ if [[ "$parts" == *" swift "* ]]; then
       tail -n 3 "$work/test.log" >&2
     fi
     mkdir -p .build/test-logs && cp "$work/test.log" .build/test-logs/swift-6.0-test.log
+    # Debian 13's pcscd asks polkit who may connect; with no polkit daemon (as here: the
+    # root has no system bus) it refuses everyone, as it refuses a user polkit does not let
+    # in. felica says so and points to the rule, instead of "no reader".
+    polkit=.build/trixie/polkit
+    rm -rf "$polkit" && mkdir -p "$polkit"
+    cat >"$polkit/run.sh" <<'EOF'
+set -u
+out="$1" felica=.build/trixie/amd64/debug/felica
+export LIBNFC_AUTO_SCAN=false SWIFT_BACKTRACE=enable=no
+mkdir -p /run/pcscd
+pcscd --foreground >"$out/pcscd.log" 2>&1 &
+for i in $(seq 100); do [[ -S /run/pcscd/pcscd.comm ]] && break; sleep 0.1; done
+timeout 30 "$felica" balance --device pcsc >"$out/pcsc" 2>"$out/pcsc.err"; echo $? >"$out/pcsc.rc"
+timeout 30 "$felica" balance >"$out/default" 2>"$out/default.err"; echo $? >"$out/default.rc"
+timeout 30 "$felica" devices >"$out/devices" 2>"$out/devices.err"
+kill %1
+EOF
+    scripts/trixie-root.sh run bash "$polkit/run.sh" "$polkit" 2>"$work/polkit.err"
+    if [[ "$(cat "$polkit/pcsc.rc" 2>/dev/null)" == 69 && ! -s "$polkit/pcsc" ]] \
+       && grep -q "pcscd refused this program access.*SCARD_W_SECURITY_VIOLATION.*polkit.*Docs/install.md" "$polkit/pcsc.err"; then
+      pass "Debian 13's pcscd refusing (polkit): felica balance --device pcsc says so, exit 69: $(head -c 100 "$polkit/pcsc.err")…"
+    else
+      fail "felica balance --device pcsc against a pcscd that refuses (exit $(cat "$polkit/pcsc.rc" 2>/dev/null)):"; cat "$polkit/pcsc.err" "$work/polkit.err" >&2
+    fi
+    [[ "$(cat "$polkit/default.rc" 2>/dev/null)" == 69 ]] && grep -q "SCARD_W_SECURITY_VIOLATION" "$polkit/default.err" \
+      && pass "felica balance with no --device says pcscd refused, not \"no reader found\"" \
+      || { fail "felica balance (no --device) against a pcscd that refuses (exit $(cat "$polkit/default.rc" 2>/dev/null)):"; cat "$polkit/default.err" >&2; }
+    grep -q "^pcsc .*pcscd's readers .*cannot open: pcscd refused access (polkit)" "$polkit/devices" \
+      && pass "felica devices lists pcscd's refusal: $(grep "^pcsc " "$polkit/devices" | tr -s ' ')" \
+      || { fail "felica devices against a pcscd that refuses:"; cat "$polkit/devices" "$polkit/devices.err" >&2; }
   else
     fail "the build with Swift 6.0.3 failed:"; grep -E "error|warning:" "$work/build.log" | grep -v "prohibited flag" | head -n 40 >&2
   fi

@@ -48,6 +48,9 @@ enum ErrorHints {
                   To try the tool without hardware: felica balance --device virtual:suica
                 """
         }
+        if error.pcscError?.code == .accessDenied {
+            return error.reason + ". A polkit rule lets a group in: see \"PC/SC readers and polkit\" in Docs/install.md (/usr/share/doc/felica/Docs/install.md)"
+        }
         guard error.code == .noReader, error.pcscError?.code != .noService, !error.reason.contains("virtual:") else { return error.reason }
         let check = error.pcscError?.code == .noReaders ? ", then check it with `felica devices`"
             : error.usbError?.code == .notFound ? ", then run `felica devices`" : ""

@@ -50,7 +50,8 @@ public struct DeviceListing: Sendable {
 
     /// Real readers from every stack, each by the best path to it: USB readers driven
     /// directly first, then those libnfc finds (plus `LIBNFC_DEVICE` and its configuration),
-    /// then pcscd's (none when pcscd is not running; `felica doctor` says why).
+    /// then pcscd's (none when pcscd is not running, `felica doctor` says why; one row that
+    /// cannot open when pcscd refuses this program).
     ///
     /// A PN532 on a serial line that libnfc finds (`pn532_uart:/dev/ttyUSB0`) is listed as
     /// `pn532:/dev/ttyUSB0` when the native transport opens it: it skips the fixed costs of
@@ -72,10 +73,18 @@ public struct DeviceListing: Sendable {
             DeviceListing(stack: "libnfc", name: d.name ?? d.connectionString, spec: DeviceSpec(.libnfc(connstring: d.connectionString)),
                           availability: d.problem.map { .cannotOpen(reason: $0) } ?? .usable(state: "ready"))
         }
-        let pcsc = ((try? await PCSCReaderInfo.list()) ?? []).map { r in
-            DeviceListing(stack: "pcsc", name: r.name, spec: DeviceSpec(.pcsc(reader: .named(r.name), dialect: nil)),
-                          availability: .usable(state: r.state.description + (r.inUse ? " (in use by another program)" : "")))
-        }
+        var pcsc: [DeviceListing] = []
+        do throws(FeliCaError) {
+            pcsc = try await PCSCReaderInfo.list().map { r in
+                DeviceListing(stack: "pcsc", name: r.name, spec: DeviceSpec(.pcsc(reader: .named(r.name), dialect: nil)),
+                              availability: .usable(state: r.state.description + (r.inUse ? " (in use by another program)" : "")))
+            }
+        } catch where error.pcscError?.code == .accessDenied {
+            // pcscd will not say which readers it has: one row, so the refusal is not mistaken
+            // for "no PC/SC reader", and opened when nothing else is, it gives the reason.
+            pcsc = [DeviceListing(stack: "pcsc", name: "pcscd's readers", spec: DeviceSpec(.pcsc(reader: .first, dialect: nil)),
+                                  availability: .cannotOpen(reason: "pcscd refused access (polkit)"))]
+        } catch {}
         return await USBReaderDevice.list() + native + libnfc + pcsc
     }
 

@@ -7,8 +7,8 @@ enum PCSCPhase {
     case context, listing, waiting, connecting, exchanging, closing
 }
 
-/// PC/SC's own failure that the FeliCa layer has no code for: the daemon is not running, or
-/// no reader is connected to it. It reaches callers inside a `FeliCaError` whose code is
+/// PC/SC's own failure that the FeliCa layer has no code for: the daemon is not running, no
+/// reader is connected to it, or it refuses this program. It reaches callers inside a `FeliCaError` whose code is
 /// `noReader` (a reader cannot be had), as `FeliCaError.pcscError`.
 public struct PCSCError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong.
@@ -19,6 +19,10 @@ public struct PCSCError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The daemon runs but no reader is connected to it (SCARD_E_NO_READERS_AVAILABLE,
         /// or an empty reader list).
         case noReaders
+        /// The daemon refused this program (SCARD_W_SECURITY_VIOLATION): pcsc-lite 2 asks
+        /// polkit who may use its readers (Debian 13's pcscd does), and the policy, or a
+        /// polkit daemon that is not running, said no.
+        case accessDenied
     }
 
     public var code: Code
@@ -61,6 +65,11 @@ func pcscError(_ rc: LONG, _ call: String, reader: String? = nil, phase: PCSCPha
         return daemonMissing(phase, "the PC/SC daemon stopped (SCARD_E_SERVICE_STOPPED): start it again with `sudo systemctl start pcscd`")
     case SCARD_F_COMM_ERROR:
         return FeliCaError(.readerGone, "lost the connection to the PC/SC daemon (SCARD_F_COMM_ERROR) during \(call): is pcscd still running?")
+    case SCARD_W_SECURITY_VIOLATION:
+        let reason = "pcscd refused this program access to its readers (SCARD_W_SECURITY_VIOLATION): it asks polkit, "
+            + "whose default policy lets in only a user at the machine's own seat (not over ssh, not a service), "
+            + "and no one at all when the polkit daemon is not running"
+        return FeliCaError(.noReader, reason, underlying: PCSCError(.accessDenied, reason))
     case SCARD_E_NO_READERS_AVAILABLE:
         return PCSCError.noReaders("no PC/SC reader is connected (SCARD_E_NO_READERS_AVAILABLE): plug in a reader")
     case SCARD_E_UNKNOWN_READER:
@@ -119,6 +128,7 @@ func pcscName(_ rc: LONG) -> String? {
     case SCARD_W_UNPOWERED_CARD: "SCARD_W_UNPOWERED_CARD"
     case SCARD_W_RESET_CARD: "SCARD_W_RESET_CARD"
     case SCARD_W_REMOVED_CARD: "SCARD_W_REMOVED_CARD"
+    case SCARD_W_SECURITY_VIOLATION: "SCARD_W_SECURITY_VIOLATION"
     default: nil
     }
 }

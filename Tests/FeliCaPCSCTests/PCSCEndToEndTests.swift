@@ -275,6 +275,27 @@ struct PCSCEndToEndTests {
         }
     }
 
+    @Test("a pcscd that asks polkit, with no polkit daemon to answer, refuses: said as a refusal, not as no reader",
+          .enabled(if: PrivatePCSCD.refusesWithoutPolkit))
+    func refusedByPolkit() async throws {
+        let daemon = try PrivatePCSCD(polkit: true)
+        defer { daemon.stop() }
+        do throws(FeliCaError) {
+            _ = try await PCSCTransport.open(.first)
+            Issue.record("pcscd let a client in with no polkit daemon to ask")
+        } catch {
+            #expect(error.code == .noReader)
+            #expect(error.pcscError?.code == .accessDenied, "\(error.reason)")
+            #expect(error.reason.contains("SCARD_W_SECURITY_VIOLATION") && error.reason.contains("polkit"), "\(error.reason)")
+        }
+        do throws(FeliCaError) {
+            _ = try await PCSCReaderInfo.list()
+            Issue.record("listed the readers of a pcscd that refuses")
+        } catch {
+            #expect(error.pcscError?.code == .accessDenied, "\(error.reason)")
+        }
+    }
+
     @Test("the daemon dying mid-session fails the next exchange without hanging")
     func daemonDies() async throws {
         let daemon = try PrivatePCSCD()

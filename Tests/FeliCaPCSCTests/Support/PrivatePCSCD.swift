@@ -46,9 +46,15 @@ final class PrivatePCSCD: Sendable {
         return help.contains("--disable-polkit") ? " --disable-polkit" : ""
     }()
 
+    /// Whether pcscd here asks polkit and no polkit daemon can answer (no system bus): a
+    /// pcscd started with `polkit: true` then refuses every client, as it does on a Debian 13
+    /// system without polkitd, or for a user polkit does not let in.
+    static let refusesWithoutPolkit: Bool = !polkitOption.isEmpty && access("/run/dbus/system_bus_socket", F_OK) != 0
+
     /// Starts pcscd and waits until its socket exists; `readers: false` configures no
-    /// reader (the daemon runs with none connected).
-    init(readers: Bool = true) throws {
+    /// reader (the daemon runs with none connected); `polkit: true` leaves polkit on where
+    /// pcscd has it.
+    init(readers: Bool = true, polkit: Bool = false) throws {
         let link = Self.socketLink
         port = try Self.freePortPair()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("felica-pcscd-\(getpid())-\(port)")
@@ -66,7 +72,7 @@ final class PrivatePCSCD: Sendable {
         p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
         // Root mounts directly; anyone else maps themselves to root in a user namespace.
         p.arguments = (getuid() == 0 ? ["-m"] : ["-r", "-m"]) + ["--", "sh", "-c",
-            "mkdir -p /run/pcscd 2>/dev/null; mount -t tmpfs tmpfs /run/pcscd && exec pcscd --foreground\(Self.polkitOption) -c '\(conf.path)'"]
+            "mkdir -p /run/pcscd 2>/dev/null; mount -t tmpfs tmpfs /run/pcscd && exec pcscd --foreground\(polkit ? "" : Self.polkitOption) -c '\(conf.path)'"]
         // FELICA_PCSCD_LOG=<file> keeps the daemon's debug log with every APDU.
         let logPath = ProcessInfo.processInfo.environment["FELICA_PCSCD_LOG"]
         if logPath != nil { p.arguments![p.arguments!.count - 1] += " --debug --apdu" }
