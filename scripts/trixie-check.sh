@@ -54,7 +54,7 @@ if [[ "${1:-}" == prepare ]]; then
   exit 0
 fi
 if [[ -s .build/trixie/prepared ]]; then
-  note "prepared in the background before this stage (cold): $(awk '{printf "%s%s %s s%s", NR > 1 ? ", " : "", $1, $2, $3 == 0 ? "" : " (failed)"}' .build/trixie/prepared)"
+  note "prepared in the background before this stage (cold): $(awk '{printf "%s%s %s s%s", (NR > 1 ? ", " : ""), $1, $2, ($3 == 0 ? "" : " (failed)")}' .build/trixie/prepared)"
 fi
 
 tools=(debootstrap unshare chroot dpkg-deb)
