@@ -11,7 +11,8 @@
 #           runs under qemu-user (the root as its arm64 system) and reads the balance a
 #           virtual card holds, and the same balance through a real serial link: the
 #           amd64 PN532 emulator on a pty, read with felica's own PN532 driver and with
-#           arm64 libnfc's pn532_uart;
+#           arm64 libnfc's pn532_uart; and the arm64 felica-sim, under qemu-user, serves
+#           the amd64 felica as the PN532 emulator;
 #   amd64   scripts/package.sh --target trixie-amd64, the same checks, and the packages
 #           installed with apt into a throwaway copy of the root (an overlay) and run
 #           there: a balance from a virtual card, man felica, and a balance through the
@@ -209,6 +210,25 @@ if [[ "$parts" == *" arm64 "* ]]; then
         || { fail "arm64 felica through libnfc:pn532_uart:<pty>:"; head -n 10 "$work/arm64.libnfc" "$work/arm64.libnfc.err" >&2; }
       stop_pn532
     fi
+    # The other way round: the arm64 felica-sim, under qemu-user, is the PN532 emulator on
+    # the pty, and the build tree's amd64 felica reads through it. Not with -L: qemu would
+    # open the root's /dev/ptmx, which gives no pseudo-terminal; the root's arm64 loader
+    # and libraries are named instead.
+    libs="$(realpath "$root")/usr/lib/aarch64-linux-gnu"
+    cat >"$work/arm64-felica-sim" <<EOF
+#!/bin/sh
+exec qemu-aarch64-static -E 'LD_LIBRARY_PATH=$runtime:$libs' '$libs/ld-linux-aarch64.so.1' '$work/arm64/usr/bin/felica-sim' "\$@"
+EOF
+    chmod +x "$work/arm64-felica-sim"
+    amd64_sim=$sim sim="$work/arm64-felica-sim"
+    if start_pn532 "$work/pty-arm64" --card suica; then
+      timeout 120 "$felica" balance --device "pn532:$work/pty-arm64" >"$work/from-arm64-sim" 2>"$work/from-arm64-sim.err"
+      cmp -s "$work/from-arm64-sim" "$work/expected.balance" \
+        && pass "the arm64 felica-sim pn532 under qemu-user serves the balance to the amd64 felica over a pty" \
+        || { fail "amd64 felica through the arm64 PN532 emulator:"; head -n 10 "$work/from-arm64-sim" "$work/from-arm64-sim.err" "$work/pty-arm64.err" >&2; }
+      stop_pn532
+    fi
+    sim=$amd64_sim
   fi
 fi
 
