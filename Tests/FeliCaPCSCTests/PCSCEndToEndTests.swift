@@ -1,4 +1,6 @@
 import FeliCa
+import Foundation
+import Synchronization
 import FeliCaReaderCodecs
 import FeliCaPCSC
 import FeliCaEmulators
@@ -9,10 +11,12 @@ import FeliCaCards
 /// The real pcscd, the real libpcsclite and Debian's vpcd driver, with the virtual card.
 @Suite("PC/SC through pcscd and vpcd", .serialized, .timeLimit(.minutes(2)))
 struct PCSCEndToEndTests {
-    /// A virtual card served to vpcd until ``stop()``.
+    /// A virtual card served to vpcd until ``stop()``, on a thread of its own started at
+    /// once: a task would first wait for a thread of the shared pool, which other suites'
+    /// blocking waits for their programs can hold for seconds while pcscd's reader waits.
     final class ServedCard: Sendable {
         let vpcd: VPCDCard
-        let task: Task<VPCDCard.End, any Error>
+        private let end = Mutex<Result<VPCDCard.End, FeliCaError>?>(nil)
 
         init(_ card: VirtualCard, port: UInt16, dialect: PCSCDialect, getResponse: Bool = false, quirks: VPCDResponder.Quirks = .init()) {
             var options = VPCDCard.Options()
@@ -22,12 +26,23 @@ struct PCSCEndToEndTests {
             options.quirks = quirks
             let vpcd = VPCDCard(card: card, options: options)
             self.vpcd = vpcd
-            task = Task { try await vpcd.serve() }
+            Thread.detachNewThread { [self] in
+                let result = Result { () throws(FeliCaError) -> VPCDCard.End in try vpcd.serveBlocking() }
+                self.end.withLock { $0 = result }
+            }
         }
 
         func stop() async throws -> VPCDCard.End {
             vpcd.eject()
-            return try await task.value
+            return try await ended()
+        }
+
+        /// How serving ended, once it has.
+        func ended() async throws -> VPCDCard.End {
+            while true {
+                if let result = end.withLock({ $0 }) { return try result.get() }
+                try await Task.sleep(for: .milliseconds(10))
+            }
         }
     }
 
@@ -130,7 +145,7 @@ struct PCSCEndToEndTests {
         }
         #expect(clock.now - start < .seconds(5))
         await transport.close()
-        #expect(try await served.task.value == .removed)
+        #expect(try await served.ended() == .removed)
     }
 
     @Test("waits for a card to arrive, and re-insertion works")
