@@ -73,6 +73,8 @@ else
   fail "scripts/trixie-root.sh failed:"; tail -n 30 "$work/root.log" >&2; stage_end
 fi
 
+"$felica" balance --device virtual:suica >"$work/expected.balance" 2>&1
+
 if [[ "$parts" == *" swift "* ]]; then
   echo "-- Swift 6.0.3: build and swift test" >&2
   start=$(now_ms)
@@ -102,7 +104,7 @@ for i in $(seq 100); do [[ -S /run/pcscd/pcscd.comm ]] && break; sleep 0.1; done
 timeout 30 "$felica" balance --device pcsc >"$out/pcsc" 2>"$out/pcsc.err"; echo $? >"$out/pcsc.rc"
 timeout 30 "$felica" balance >"$out/default" 2>"$out/default.err"; echo $? >"$out/default.rc"
 timeout 30 "$felica" devices >"$out/devices" 2>"$out/devices.err"
-kill %1
+kill %1 && wait   # gone before the next check's pcscd wants vpcd's port
 EOF
     scripts/trixie-root.sh run bash "$polkit/run.sh" "$polkit" 2>"$work/polkit.err"
     if [[ "$(cat "$polkit/pcsc.rc" 2>/dev/null)" == 69 && ! -s "$polkit/pcsc" ]] \
@@ -117,12 +119,48 @@ EOF
     grep -q "^pcsc .*pcscd's readers .*cannot open: pcscd refused access (polkit)" "$polkit/devices" \
       && pass "felica devices lists pcscd's refusal: $(grep "^pcsc " "$polkit/devices" | tr -s ' ')" \
       || { fail "felica devices against a pcscd that refuses:"; cat "$polkit/devices" "$polkit/devices.err" >&2; }
+    # With polkit running (a system bus and polkitd in a throwaway copy of the root), the
+    # rule Docs/install.md gives lets a member of plugdev read a card through pcscd, and
+    # only that rule: refused before it, and a user outside plugdev still refused after.
+    sed -n "/<<'RULE'/,/^RULE/p" Docs/install.md | sed '1d;$d' >"$polkit/rule"
+    cat >"$polkit/rule.sh" <<'EOF'
+set -u
+out="$1" bin=.build/trixie/amd64/debug
+export LIBNFC_AUTO_SCAN=false SWIFT_BACKTRACE=enable=no
+mkdir -p /run/dbus /run/pcscd
+dbus-daemon --system --fork
+/usr/lib/polkit-1/polkitd --no-debug >"$out/polkitd.log" 2>&1 &
+pcscd --foreground >"$out/pcscd.log" 2>&1 &
+useradd -m -G plugdev member && useradd -m outsider
+for i in $(seq 100); do
+  [[ -S /run/pcscd/pcscd.comm ]] && dbus-send --system --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.NameHasOwner string:org.freedesktop.PolicyKit1 2>/dev/null | grep -q "boolean true" && break
+  sleep 0.1
+done
+"$bin/felica-sim" vpcd --card suica >"$out/vpcd.log" 2>&1 &
+sleep 1   # pcscd looks at vpcd's reader every 400 ms
+as() { local who=$1 name=$2; setpriv --reuid="$who" --regid="$who" --init-groups timeout 30 "$bin/felica" balance --device pcsc >"$out/$name" 2>"$out/$name.err"; echo $? >"$out/$name.rc"; }
+as member before
+cp "$out/rule" /etc/polkit-1/rules.d/60-felica-pcscd.rules
+sleep 1   # polkitd reads its rules again when the directory changes
+as member member
+as outsider outsider
+kill $(jobs -p) "$(cat /run/dbus/pid)"
+wait
+EOF
+    scripts/trixie-root.sh scratch bash "$polkit/rule.sh" "$polkit" 2>"$work/polkit-rule.err"
+    if [[ ! -s "$polkit/rule" ]]; then
+      fail "Docs/install.md has no polkit rule between <<'RULE' and RULE"
+    elif [[ "$(cat "$polkit/before.rc" 2>/dev/null)" == 69 && "$(cat "$polkit/member.rc" 2>/dev/null)" == 0 \
+            && "$(cat "$polkit/outsider.rc" 2>/dev/null)" == 69 ]] && cmp -s "$polkit/member" "$work/expected.balance"; then
+      pass "with polkitd running, Docs/install.md's rule lets a member of plugdev read the balance through pcscd (refused before it; a user outside plugdev still refused)"
+    else
+      fail "Docs/install.md's polkit rule with polkitd running (exit before $(cat "$polkit/before.rc" 2>/dev/null), member $(cat "$polkit/member.rc" 2>/dev/null), outsider $(cat "$polkit/outsider.rc" 2>/dev/null)):"
+      cat "$polkit/before.err" "$polkit/member" "$polkit/member.err" "$polkit/outsider.err" "$work/polkit-rule.err" 2>/dev/null | head -n 20 >&2
+    fi
   else
     fail "the build with Swift 6.0.3 failed:"; grep -E "error|warning:" "$work/build.log" | grep -v "prohibited flag" | head -n 40 >&2
   fi
 fi
-
-"$felica" balance --device virtual:suica >"$work/expected.balance" 2>&1
 
 # package TARGET: builds the target's two packages and checks what they hold.
 package() {

@@ -31,6 +31,8 @@ amd64=(
   libnfc-bin pcscd vsmartcard-vpcd umockdev gir1.2-umockdev-1.0 python3 python3-gi
   sqlite3 man-db groff-base iproute2 procps util-linux bsdutils zsh fish
   mosquitto mosquitto-clients openssl
+  # Debian 13's pcscd asks polkit: a system bus and polkitd, started where a check needs them.
+  dbus-daemon dbus-bin dbus-system-bus-common polkitd
 )
 arm64=(
   libc6-dev:arm64 libstdc++-14-dev:arm64 libgcc-14-dev:arm64
