@@ -19,8 +19,13 @@ trixie_stage=scripts/test.d/96-trixie.sh
 prepare_pid=""
 if [[ -e "$trixie_stage" && -z "${FELICA_SKIP_TRIXIE:-}" ]]; then
   echo "== Debian 13 root and builds: started in the background (log: $log/trixie-prepare.log)" >&2
-  set -m   # its own process group, so that an early end of this script stops all of it
-  nice -n 19 bash scripts/trixie-check.sh prepare >"$log/trixie-prepare.log" 2>&1 &
+  rm -f .build/trixie/prepared
+  # Its own process group (set -m), so that an early end of this script stops all of it;
+  # the same session, so that nice counts against the stages. sudo must not ask from the
+  # background: where it would, the prepare stops and stage 96 asks.
+  set -m
+  FELICA_SUDO_NONINTERACTIVE=1 FELICA_BIN=unused nice -n 19 bash scripts/trixie-check.sh prepare \
+    </dev/null >"$log/trixie-prepare.log" 2>&1 &
   prepare_pid=$!
   set +m
   trap 'kill -- -"$prepare_pid" 2>/dev/null' EXIT
@@ -59,7 +64,7 @@ for stage in scripts/test.d/[0-9][0-9]-*.sh; do   # lib.sh is sourced by the sta
     echo "== (waited $(($(date +%s) - wait_start)) s for the Debian 13 root and builds)" >&2
   fi
   echo "== $(basename "$stage")" >&2
-  if ! bash "$stage"; then
+  if ! FELICA_TRIXIE_PREPARED=${prepare_pid:+1} bash "$stage"; then
     echo "FAILED: $stage" >&2
     status=1
   fi

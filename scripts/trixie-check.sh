@@ -54,8 +54,9 @@ if [[ "${1:-}" == prepare ]]; then
   [[ "$parts" == *" amd64 "* ]] && step package-amd64 scripts/package.sh --target trixie-amd64
   exit 0
 fi
-if [[ -s .build/trixie/prepared ]]; then
-  note "prepared in the background before this stage (cold): $(awk '{printf "%s%s %s s%s", (NR > 1 ? ", " : ""), $1, $2, ($3 == 0 ? "" : " (failed)")}' .build/trixie/prepared)"
+if [[ -n "${FELICA_TRIXIE_PREPARED:-}" && -s .build/trixie/prepared ]]; then
+  note "prepared in the background while the other stages ran: $(awk '{printf "%s%s %s s%s", (NR > 1 ? ", " : ""), $1, $2, ($3 == 0 ? "" : " (failed)")}' .build/trixie/prepared)"
+  rm -f .build/trixie/prepared
 fi
 
 tools=(debootstrap unshare chroot dpkg-deb)
@@ -253,13 +254,12 @@ if [[ "$parts" == *" arm64 "* ]]; then
     # open the root's /dev/ptmx, which gives no pseudo-terminal; the root's arm64 loader
     # and libraries are named instead.
     libs="$(realpath "$root")/usr/lib/aarch64-linux-gnu"
-    cat >"$work/arm64-felica-sim" <<EOF
-#!/bin/sh
-exec qemu-aarch64-static -E 'LD_LIBRARY_PATH=$runtime:$libs' '$libs/ld-linux-aarch64.so.1' '$work/arm64/usr/bin/felica-sim' "\$@"
-EOF
+    { echo '#!/bin/bash'
+      printf 'exec qemu-aarch64-static -E %q %q %q "$@"\n' "LD_LIBRARY_PATH=$runtime:$libs" \
+        "$libs/ld-linux-aarch64.so.1" "$work/arm64/usr/bin/felica-sim"; } >"$work/arm64-felica-sim"
     chmod +x "$work/arm64-felica-sim"
     amd64_sim=$sim sim="$work/arm64-felica-sim"
-    if start_pn532 "$work/pty-arm64" --card suica; then
+    if pn532_wait=800 start_pn532 "$work/pty-arm64" --card suica; then   # up to 20 s under qemu
       timeout 120 "$felica" balance --device "pn532:$work/pty-arm64" >"$work/from-arm64-sim" 2>"$work/from-arm64-sim.err"
       cmp -s "$work/from-arm64-sim" "$work/expected.balance" \
         && pass "the arm64 felica-sim pn532 under qemu-user serves the balance to the amd64 felica over a pty" \

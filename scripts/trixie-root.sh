@@ -41,7 +41,8 @@ arm64=(
 )
 
 sudo_cmd=()
-[[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+# FELICA_SUDO_NONINTERACTIVE=1 (a run in the background): sudo fails rather than ask.
+[[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo) && [[ -n "${FELICA_SUDO_NONINTERACTIVE:-}" ]] && sudo_cmd=(sudo -n)
 
 # in_root CMD…: CMD in the root, in a private mount namespace (the mounts go with it),
 # with /proc, /dev, /sys, a fresh /tmp and /run, this checkout at /src, and the machine's
@@ -92,9 +93,12 @@ create() {
   mkdir -p "$base"
   if [[ ! -x "$root/usr/bin/apt-get" ]]; then
     echo "trixie-root: debootstrap trixie into $root (from $mirror)" >&2
-    "${sudo_cmd[@]}" rm -rf "$root"
-    "${sudo_cmd[@]}" debootstrap --variant=minbase --arch=amd64 trixie "$root" "$mirror" >"$base/debootstrap.log" 2>&1 \
+    # Into a directory of its own, renamed when whole: a debootstrap cut short (a stopped
+    # test run) leaves no root that looks made.
+    "${sudo_cmd[@]}" rm -rf "$root" "$root.new"
+    "${sudo_cmd[@]}" debootstrap --variant=minbase --arch=amd64 trixie "$root.new" "$mirror" >"$base/debootstrap.log" 2>&1 \
       || { tail -n 20 "$base/debootstrap.log" >&2; echo "trixie-root: debootstrap failed (log: $base/debootstrap.log)" >&2; exit 1; }
+    "${sudo_cmd[@]}" mv "$root.new" "$root"
   fi
   echo "trixie-root: installing the toolchain and libraries (amd64 and arm64)" >&2
   # Keep the downloaded packages: they are the cache for the next run.
@@ -109,6 +113,8 @@ create() {
     # man-db rebuilds its index on every install: not needed here.
     echo "man-db man-db/auto-update boolean false" | debconf-set-selections
     apt-get update -qq
+    # An install cut short last time (a stopped test run) is finished first.
+    dpkg --configure -a >/tmp/dpkg.log 2>&1 && apt-get -f install -y -qq >>/tmp/dpkg.log 2>&1 || { tail -n 30 /tmp/dpkg.log; exit 1; }
     apt-get install -y -qq --no-install-recommends "$@" >/tmp/apt.log 2>&1 || { tail -n 30 /tmp/apt.log; exit 1; }
     # libnfc-dev cannot be installed for both architectures (its libusb-dev is not
     # multi-arch); the headers are the same, and the arm64 link needs only the .so name.

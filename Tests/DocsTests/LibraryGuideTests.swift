@@ -85,6 +85,9 @@ let tracePath = packageRoot.appendingPathComponent("Tests/DocsTests/Traces/campu
         }
         await #expect(processExitsWith: .success) {
             do {
+                // The system's pcscd, as for a user's program, not the private one a PC/SC
+                // test of this process may run (the child inherits the variable naming it).
+                unsetenv("PCSCLITE_CSOCK_NAME")
                 let reader = try await PCSCTransport.open(.first)      // the first PC/SC reader
                 await reader.close()
             } catch {

@@ -32,14 +32,16 @@ struct PCSCEndToEndTests {
             }
         }
 
+        /// Takes the card away (again until serving ends: an eject that lands before the
+        /// thread has begun to serve is forgotten when it begins) and says how serving ended.
         func stop() async throws -> VPCDCard.End {
-            vpcd.eject()
-            return try await ended()
+            try await ended(ejecting: true)
         }
 
         /// How serving ended, once it has.
-        func ended() async throws -> VPCDCard.End {
+        func ended(ejecting: Bool = false) async throws -> VPCDCard.End {
             while true {
+                if ejecting { vpcd.eject() }
                 if let result = end.withLock({ $0 }) { return try result.get() }
                 try await Task.sleep(for: .milliseconds(10))
             }

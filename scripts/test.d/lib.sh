@@ -78,7 +78,7 @@ start_pn532() {
   "$sim" pn532 --link "$link" "$@" >"$link.out" 2>"$link.err" &
   pn532_pid=$!
   pn532_pids+=("$pn532_pid")
-  for _ in $(seq 200); do
+  for _ in $(seq "${pn532_wait:-200}"); do   # 25 ms each
     [[ -L "$link" && -s "$link.out" ]] && return 0
     kill -0 "$pn532_pid" 2>/dev/null || break
     sleep 0.025
