@@ -8,7 +8,7 @@
 #   arm64   scripts/package.sh --target trixie-arm64 writes both packages, cross-built;
 #           their Architecture, Depends (libswiftlang among them, from dpkg-shlibdeps) and
 #           file list are the expected and trixie's lintian finds nothing; the arm64 felica
-#           runs under qemu-user (the root as its arm64 system) and reads the balance a
+#           runs under qemu-user (with the root's arm64 loader and libraries) and reads the balance a
 #           virtual card holds, and the same balance through a real serial link: the
 #           amd64 PN532 emulator on a pty, read with felica's own PN532 driver and with
 #           arm64 libnfc's pn532_uart; and the arm64 felica-sim, under qemu-user, serves
@@ -222,11 +222,17 @@ if [[ "$parts" == *" arm64 "* ]]; then
     dir=.build/package/trixie-arm64
     mkdir -p "$work/arm64"
     for p in felica felica-sim; do dpkg-deb -x "$(ls "$dir/${p}"_*_arm64.deb)" "$work/arm64"; done
-    # qemu-user runs the arm64 program with the trixie root as its system (-L): the arm64
-    # C libraries are installed there, and Debian's arm64 Swift runtime (libswiftlang,
-    # not multi-arch) is unpacked beside it.
+    # qemu-user runs an arm64 program with the root's arm64 loader, the root's arm64 C
+    # libraries and Debian's arm64 Swift runtime (libswiftlang, not multi-arch, unpacked
+    # beside the root). Not with -L (the root as the program's whole system): qemu would then
+    # open the root's /dev/ptmx, which gives no pseudo-terminal, and felica-sim needs one.
     runtime="$(realpath .build/trixie/arm64-swift)/usr/libexec/swift/lib/swift/linux"
-    arm64() { timeout 120 qemu-aarch64-static -L "$root" -E "LD_LIBRARY_PATH=$runtime" -E LIBNFC_AUTO_SCAN=false "$@"; }
+    libs="$(realpath "$root")/usr/lib/aarch64-linux-gnu"
+    { echo '#!/bin/bash'
+      printf 'exec qemu-aarch64-static -E %q -E LIBNFC_AUTO_SCAN=false %q "$@"\n' \
+        "LD_LIBRARY_PATH=$runtime:$libs" "$libs/ld-linux-aarch64.so.1"; } >"$work/arm64-run"
+    chmod +x "$work/arm64-run"
+    arm64() { timeout 120 "$work/arm64-run" "$@"; }
     file -b "$work/arm64/usr/bin/felica" | grep -q "ARM aarch64" \
       && pass "the packaged felica is an arm64 program: $(file -b "$work/arm64/usr/bin/felica" | cut -d, -f1-2)" \
       || fail "the packaged felica is not arm64: $(file -b "$work/arm64/usr/bin/felica")"
@@ -250,13 +256,8 @@ if [[ "$parts" == *" arm64 "* ]]; then
       stop_pn532
     fi
     # The other way round: the arm64 felica-sim, under qemu-user, is the PN532 emulator on
-    # the pty, and the build tree's amd64 felica reads through it. Not with -L: qemu would
-    # open the root's /dev/ptmx, which gives no pseudo-terminal; the root's arm64 loader
-    # and libraries are named instead.
-    libs="$(realpath "$root")/usr/lib/aarch64-linux-gnu"
-    { echo '#!/bin/bash'
-      printf 'exec qemu-aarch64-static -E %q %q %q "$@"\n' "LD_LIBRARY_PATH=$runtime:$libs" \
-        "$libs/ld-linux-aarch64.so.1" "$work/arm64/usr/bin/felica-sim"; } >"$work/arm64-felica-sim"
+    # the pty, and the build tree's amd64 felica reads through it.
+    printf '#!/bin/bash\nexec %q %q "$@"\n' "$work/arm64-run" "$work/arm64/usr/bin/felica-sim" >"$work/arm64-felica-sim"
     chmod +x "$work/arm64-felica-sim"
     amd64_sim=$sim sim="$work/arm64-felica-sim"
     if pn532_wait=800 start_pn532 "$work/pty-arm64" --card suica; then   # up to 20 s under qemu
